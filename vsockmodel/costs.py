@@ -1,0 +1,169 @@
+"""Per-operation costs: the only numbers the simulation's timing depends on.
+
+Every cost is in nanoseconds of CPU time on the CPU that does the work (or, for
+the ``*_latency`` entries, of elapsed time). Each field records its origin:
+
+- ``prior``: chosen before looking at any seed measurement, from the order of
+  magnitude of the operation; the docstring says why.
+- ``fitted``: set by ``python -m vsockmodel calibrate`` from the seed series' v1
+  guest CPU1 cycles-per-byte tables only (see ``vsockmodel.calibrate``).
+
+The defaults below are the priors. When ``vsockmodel/data/costs.json`` exists
+(written by the calibration), its values replace the fitted fields.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from importlib import resources
+
+
+def _cost(default: float, origin: str, doc: str, unit: str = "ns"):
+    return field(default=default, metadata={"origin": origin, "doc": doc, "unit": unit})
+
+
+@dataclass(frozen=True)
+class Costs:
+    # ---- guest CPU1: the RX worker (virtio_transport_rx_work) --------------
+    irq_ns: float = _cost(
+        1500, "fitted", "virtio_vsock_rx_done interrupt: entry, queue_work, exit")
+    worker_run_ns: float = _cost(
+        800, "fitted", "kworker scheduled in to run virtio_transport_rx_work, and out again")
+    get_buf_ns: float = _cost(
+        300, "fitted", "virtqueue_get_buf + length checks + virtio_vsock_skb_rx_put + tap, per buffer")
+    rx_fill_buf_ns: float = _cost(
+        500, "fitted", "virtio_vsock_rx_fill, per buffer: alloc_skb + virtqueue_add_sgs (one sg)")
+    pre_skb_fill_extra_ns: float = _cost(
+        250, "prior", "pre-sk_buff rx_fill: the second allocation (kzalloc pkt + kmalloc buf) "
+        "and the second scatterlist entry, per buffer")
+    vq_kick_ns: float = _cost(
+        1500, "prior", "virtqueue_kick after a refill: a VM exit to notify the host")
+    recv_pkt_ns: float = _cost(
+        400, "fitted", "virtio_transport_recv_pkt per packet outside lookup and lock: address "
+        "decode, trace, type checks, skb_set_owner_sk_safe, state dispatch, kfree/consume")
+    lookup_ns: float = _cost(
+        150, "fitted", "vsock_find_connected_socket_net (vsock_table_lock, hash-bucket walk, "
+        "sock_hold) and the matching sock_put")
+    lock_ns: float = _cost(
+        60, "fitted", "lock_sock uncontended: sk_lock.slock, owned = 1")
+    unlock_ns: float = _cost(
+        60, "fitted", "release_sock with no waiter: slock, no backlog, owned = 0")
+    space_update_ns: float = _cost(
+        80, "fitted", "virtio_transport_space_update: tx_lock, copy peer credit, has_space")
+    write_space_ns: float = _cost(
+        70, "fitted", "sk->sk_write_space = sock_def_write_space with no writer sleeping")
+    enqueue_ns: float = _cost(
+        200, "fitted", "virtio_transport_recv_enqueue: rx_lock, inc_rx_pkt, __skb_queue_tail")
+    data_ready_ns: float = _cost(
+        80, "fitted", "vsock_data_ready + sock_def_readable when nobody sleeps on the socket")
+    rx_byte_ns: float = _cost(
+        0.12, "fitted", "guest CPU1 time per payload byte of a received buffer (cache footprint "
+        "of full buffers; no copy happens on CPU1)", "ns/B")
+    tail_copy_byte_ns: float = _cost(
+        0.05, "prior", "memcpy into the last skb's tail (GOOD_COPY_LEN packets)", "ns/B")
+
+    # ---- scheduler work, on the CPU of the task concerned ------------------
+    wakeup_ns: float = _cost(
+        700, "prior", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
+        "lock, IPI send; in a guest an IPI can cost a VM exit)")
+    sleep_ns: float = _cost(
+        1200, "prior", "a task going to sleep and later running again on its own CPU "
+        "(schedule out + schedule in)")
+
+    # ---- guest CPU0: the reader (vsock_connectible_recvmsg) ----------------
+    recv_syscall_ns: float = _cost(
+        900, "prior", "recv() entry/exit, vsock_connectible_recvmsg set-up, lock_sock/release_sock")
+    dequeue_skb_ns: float = _cost(
+        150, "prior", "virtio_transport_stream_do_dequeue per skb consumed (unlink, dec_rx_pkt, consume_skb)")
+    copy_to_user_byte_ns: float = _cost(
+        0.10, "prior", "skb_copy_datagram_iter to user memory (about 10 GB/s)", "ns/B")
+    credit_update_ns: float = _cost(
+        2000, "prior", "virtio_transport_send_credit_update on CPU0: alloc skb, queue for the "
+        "TX worker, which adds it to the TX virtqueue and kicks (a VM exit)")
+    guest_send_ns: float = _cost(
+        2500, "prior", "guest send() of one small reply in ping-pong (syscall + TX path + kick)")
+
+    # ---- host ---------------------------------------------------------------
+    host_send_ns: float = _cost(
+        1000, "prior", "host send() syscall in vsock_perf: vsock_connectible_sendmsg, lock_sock, "
+        "credit check, per call")
+    host_skb_ns: float = _cost(
+        400, "prior", "virtio_transport_send_pkt_info per skb: alloc, header, "
+        "vhost_transport_send_pkt queue + work wake-up")
+    host_copy_byte_ns: float = _cost(
+        0.35, "prior", "copy from the host sender's user buffer into the skb", "ns/B")
+    vhost_pkt_ns: float = _cost(
+        600, "prior", "vhost_transport_do_send_pkt per guest buffer: dequeue, vhost_get_vq_desc, "
+        "iov set-up, header copy")
+    vhost_desc_extra_ns: float = _cost(
+        150, "prior", "pre-sk_buff layout: the second descriptor of each RX buffer, walked by "
+        "vhost_get_vq_desc and copied to separately")
+    vhost_copy_byte_ns: float = _cost(
+        0.45, "prior", "vhost copy of payload into guest memory (skb_copy_datagram_iter)", "ns/B")
+    vhost_add_used_ns: float = _cost(
+        150, "prior", "vhost_add_used: one used element plus a used->idx publish with barrier")
+    vhost_used_entry_ns: float = _cost(
+        25, "prior", "each further element of one vhost_add_used_n call")
+    vhost_signal_ns: float = _cost(
+        800, "prior", "vhost_signal: eventfd_signal to the guest's irqfd")
+
+    # ---- latencies: elapsed time, not CPU time -----------------------------
+    vcpu_wake_latency_ns: float = _cost(
+        8000, "prior", "from a wake-up IPI or interrupt sent to an idle (halted) vCPU until "
+        "the woken guest task runs: a VM exit on halt, the host waking the vCPU thread, "
+        "re-entry", "ns (mean)")
+    wake_latency_cv: float = _cost(
+        0.6, "prior", "coefficient of variation of every wake-up latency", "1")
+    host_wake_latency_ns: float = _cost(
+        3000, "prior", "from queueing work or credit for an idle host thread (vhost worker, "
+        "vsock_perf sender) until it runs", "ns (mean)")
+    host_to_guest_latency_ns: float = _cost(
+        4000, "prior", "guest kick or TX packet until the host has processed it (VM exit, "
+        "ioeventfd, vhost TX handler)", "ns")
+    jitter_cv: float = _cost(
+        0.15, "prior", "coefficient of variation of every CPU cost (cache and TLB effects, "
+        "host interference); breaks the phase locking of fixed service times", "1")
+
+    # ---- unit conversion ----------------------------------------------------
+    clock_ghz: float = _cost(
+        2.4, "prior", "guest CPU clock used to turn busy time into cycles, as perf counts them", "GHz")
+
+    def with_(self, **changes) -> "Costs":
+        """A copy with some costs changed (unknown names are an error)."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise ValueError(f"costs: unknown cost name(s) {sorted(unknown)}; "
+                             f"known: {', '.join(f.name for f in fields(self))}")
+        for name, value in changes.items():
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"costs.{name}: must be a number >= 0, got {value!r}")
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def describe() -> list[dict]:
+        """Name, default, unit, origin and meaning of every cost, for tables."""
+        return [dict(name=f.name, default=f.default, unit=f.metadata["unit"],
+                     origin=f.metadata["origin"], doc=f.metadata["doc"])
+                for f in fields(Costs)]
+
+
+CALIBRATED_FILE = "costs.json"
+
+
+def load_calibrated() -> dict:
+    """Fitted values written by the calibration, or {} when there are none."""
+    path = resources.files("vsockmodel").joinpath("data", CALIBRATED_FILE)
+    if not path.is_file():
+        return {}
+    text = path.read_text()
+    data = json.loads(text)
+    return dict(data.get("costs", {}))
+
+
+def default_costs() -> Costs:
+    """The priors, with the calibrated fields applied when a calibration exists."""
+    return Costs().with_(**load_calibrated())

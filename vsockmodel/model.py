@@ -1,0 +1,122 @@
+"""Wire the actors together and run one simulation.
+
+    host:  Sender (vsock_perf) --send_pkt_queue--> Vhost (vhost_transport_do_send_pkt)
+                                                      | used ring + vhost_signal
+    guest: Reader (recv on CPU0) <--rx_queue, lock-- RxWorker (virtio_transport_rx_work on CPU1)
+           Reader --OP_CREDIT_UPDATE--> Sender
+"""
+
+from __future__ import annotations
+
+from .costs import Costs
+from .params import Params, make_params
+from .results import Result, summary_us
+from .sim.engine import Deadlock, Sim
+from .sim.guest import RxWorker
+from .sim.host import HostSocket, Sender, Vhost
+from .sim.reader import Reader
+from .sim.sock import GuestSock
+from .sim.virtqueue import RxVirtqueue
+
+
+def run(**kwargs) -> Result:
+    """Run the model. Keyword arguments are the fields of ``vsockmodel.params.Params``
+    (``variant``, ``payload``, ``recv_size``, ``buffer``, ``workload``, ``seed``, ...)
+    plus ``costs`` (a ``Costs`` or a dict of overrides). Sizes accept '4K'-style strings.
+
+    Raises ValueError with the parameter name and allowed range on bad input.
+    """
+    params, costs = make_params(**kwargs)
+    return simulate(params, costs)
+
+
+def simulate(p: Params, costs: Costs) -> Result:
+    sim = Sim(p, costs)
+    vq = RxVirtqueue()
+    sk = GuestSock(sim)
+    vhost = Vhost(sim, vq)
+    sender = Sender(sim, HostSocket(p.buffer), vhost)
+    worker = RxWorker(sim, vq, sk, vhost)
+    vhost.worker = worker
+    reader = Reader(sim, sk, sender, worker)
+    env = sim.env
+    for task in (sender, vhost, worker, reader):
+        env.process(task.main())
+    try:
+        env.run(until=sim.finished)
+    except RuntimeError as exc:
+        if "No scheduled events left" not in str(exc):
+            raise
+        raise Deadlock(
+            f"nothing left to happen after {sim.stats.bytes_received} of {sim.stats.bytes_sent} "
+            f"bytes sent were received (variant {p.variant}, payload {p.payload}, "
+            f"buffer {p.buffer}); queue {len(sk.rx_queue)} skbs, host credit "
+            f"{sender.sock.has_space()}") from None
+    return _result(sim, p, costs, sk, vq, vhost, worker)
+
+
+def _dropped(sim: Sim, sk: GuestSock, vq: RxVirtqueue, vhost: Vhost) -> int:
+    """Bytes sent but never delivered, counted where they were when the reset hit."""
+    st = sim.stats
+    if not st.resets:
+        return 0
+    unread = sum(skb.len - skb.off for skb in sk.rx_queue)
+    in_ring = sum(pkt.len for _, pkt in vq.used)
+    at_host = sum(skb.len - skb.offset for skb in vhost.send_pkt_queue)
+    in_recv = st.bytes_read - st.bytes_received   # copied by a recv() that never returned
+    return st.bytes_dropped_rx + unread + in_ring + at_host + in_recv
+
+
+def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker) -> Result:
+    st = sim.stats
+    st.bytes_dropped = _dropped(sim, sk, vq, vhost)
+    end = st.end_t or sim.env.now
+    if st.window_t0 is not None and end > st.window_t0 and st.bytes_received > st.window_bytes0:
+        dbytes = st.bytes_received - st.window_bytes0
+        throughput = dbytes * 8 / (end - st.window_t0)          # bits per ns = Gbit/s
+        cycles_per_byte = (worker.busy - st.window_busy0) * costs.clock_ghz / dbytes
+        dwrites = st.writes - st.window_writes0
+        recv_per_write = (st.recv_calls - st.window_recv0) / dwrites if dwrites else 0.0
+    else:
+        total_bytes = max(1, st.bytes_received)
+        throughput = st.bytes_received * 8 / end if end else 0.0
+        cycles_per_byte = worker.busy * costs.clock_ghz / total_bytes
+        recv_per_write = st.recv_calls / st.writes if st.writes else 0.0
+    rtt = summary_us(st.rtt) if st.rtt else None
+    counters = {
+        name: getattr(st, name) for name in (
+            "irqs", "vhost_runs", "vhost_signals", "used_publishes", "refills", "kicks",
+            "credit_updates", "sender_blocked", "skbs_queued", "tail_copies", "collapses",
+            "max_qlen", "max_buf_used", "min_host_credit", "bytes_enqueued", "bytes_read")
+    }
+    return Result(
+        params=p.to_dict(),
+        throughput_gbps=throughput,
+        rx_cycles_per_byte=cycles_per_byte,
+        recv_calls=st.recv_calls,
+        writes=st.writes,
+        packets=st.packets,
+        recv_per_write=recv_per_write,
+        bytes_sent=st.bytes_sent,
+        bytes_received=st.bytes_received,
+        bytes_dropped=st.bytes_dropped,
+        resets=st.resets,
+        reset_reason=st.reset_reason,
+        wakeups=sum(st.wakeups.values()),
+        futile_wakeups=sum(st.futile_wakeups.values()),
+        wakeups_by_task=dict(st.wakeups),
+        futile_wakeups_by_task=dict(st.futile_wakeups),
+        lock_hold_us={k: summary_us(v) for k, v in st.lock_hold.items()},
+        lock_wait_us={k: summary_us(v) for k, v in st.lock_wait.items()},
+        batch_pkts={"count": len(st.batch_pkts),
+                    "mean": sum(st.batch_pkts) / len(st.batch_pkts) if st.batch_pkts else 0.0,
+                    "max": max(st.batch_pkts, default=0)},
+        rtt_us=rtt["mean"] if rtt else None,
+        rtt_p95_us=rtt["p95"] if rtt else None,
+        counters=counters,
+        sim_time_us=end / 1000,
+        events=sim.yields,
+        trace=sim.trace,
+        raw={"lock_hold_ns": st.lock_hold, "lock_wait_ns": st.lock_wait,
+             "batch_pkts": st.batch_pkts, "rtt_ns": st.rtt, "recv_sizes": st.recv_sizes},
+    )

@@ -1,0 +1,60 @@
+"""What one run returns: throughput, CPU cost, counts, distributions, trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def summary_us(values_ns: list[float]) -> dict:
+    """count, mean, p50, p95, max of a list of durations, in microseconds."""
+    if not values_ns:
+        return {"count": 0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0.0}
+    xs = sorted(values_ns)
+    n = len(xs)
+    return {
+        "count": n,
+        "mean": sum(xs) / n / 1000,
+        "p50": xs[(n - 1) // 2] / 1000,
+        "p95": xs[min(n - 1, int(0.95 * n))] / 1000,
+        "max": xs[-1] / 1000,
+    }
+
+
+@dataclass
+class Result:
+    params: dict
+    throughput_gbps: float
+    rx_cycles_per_byte: float
+    recv_calls: int
+    writes: int
+    packets: int
+    recv_per_write: float
+    bytes_sent: int
+    bytes_received: int
+    bytes_dropped: int
+    resets: int
+    reset_reason: str
+    wakeups: int
+    futile_wakeups: int
+    wakeups_by_task: dict
+    futile_wakeups_by_task: dict
+    lock_hold_us: dict
+    lock_wait_us: dict
+    batch_pkts: dict
+    rtt_us: float | None
+    rtt_p95_us: float | None
+    counters: dict
+    sim_time_us: float
+    events: int
+    trace: list | None = field(default=None, repr=False)
+    raw: dict = field(default_factory=dict, repr=False)   # full distributions, for plots
+
+    def to_dict(self, include_trace: bool = False) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k not in ("trace", "raw")}
+        if include_trace:
+            d["trace"] = [{"t_ns": t, "actor": a, "event": e, **info} for t, a, e, info in self.trace or []]
+        return d
+
+    @property
+    def dropped(self) -> bool:
+        return self.resets > 0

@@ -1,0 +1,158 @@
+"""Simulation context shared by all actors: clock, randomness, statistics, trace.
+
+How time works
+--------------
+Every actor (host sender, vhost worker, guest RX worker, reader) is a simpy
+process. An actor adds CPU time to ``acc`` with :meth:`Task.work` and only
+turns it into a simpy timeout when it must: before it touches state another
+actor can see (the socket lock, the receive queue, the virtqueue). Even then it
+yields only when another event is scheduled before its own virtual time
+``env.now + acc`` (:meth:`Task.sync`); otherwise nothing can happen in between
+and it runs ahead. This keeps the event count close to one per interaction,
+not one per kernel function, without changing any ordering.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import simpy
+from simpy.core import NORMAL
+
+from ..costs import Costs
+from ..params import Params
+from .stats import Stats
+
+
+class SimulationLimitExceeded(RuntimeError):
+    """A run hit its event or wall-time bound (a bug or an extreme configuration)."""
+
+
+class Deadlock(RuntimeError):
+    """Nothing is left to happen but the transfer is not complete."""
+
+
+class Wakeup(simpy.Event):
+    """An event another actor triggers later with a delay: a wake-up in flight.
+
+    ``fire(delay)`` is ``succeed()`` after ``delay`` ns: the woken task runs
+    when the wake-up latency has passed.
+    """
+
+    __slots__ = ()
+
+    def fire(self, delay: float) -> None:
+        self._ok = True
+        self._value = None
+        self.env.schedule(self, NORMAL, delay)
+
+
+class Sim:
+    """Clock, random streams, statistics and limits of one run."""
+
+    MAX_EVENTS_PER_PACKET = 60
+    MAX_WALL_S = 30.0
+
+    def __init__(self, params: Params, costs: Costs):
+        self.p = params
+        self.c = costs
+        self.env = simpy.Environment()
+        self.rng = random.Random(params.seed)
+        self.stats = Stats()
+        self.trace: list | None = [] if params.trace else None
+        self.finished = self.env.event()
+        sigma2 = math.log1p(costs.jitter_cv ** 2)
+        self._j_mu, self._j_sigma = -sigma2 / 2, math.sqrt(sigma2)
+        k = 1 / costs.wake_latency_cv ** 2 if costs.wake_latency_cv > 0 else 0
+        self._wake_k = k
+        self.yields = 0
+        packets = max(1, params.writes * params.packets_per_write)
+        self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
+        self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
+
+    # ---- randomness -----------------------------------------------------------
+    def jitter(self, ns: float) -> float:
+        """A CPU cost with seeded multiplicative noise (log-normal, mean 1)."""
+        if self._j_sigma == 0 or ns == 0:
+            return ns
+        return ns * self.rng.lognormvariate(self._j_mu, self._j_sigma)
+
+    def latency(self, mean: float) -> float:
+        """A wake-up latency: gamma-distributed with the configured cv."""
+        if mean <= 0:
+            return 0.0
+        if self._wake_k == 0:
+            return mean
+        return self.rng.gammavariate(self._wake_k, mean / self._wake_k)
+
+    # ---- trace ----------------------------------------------------------------
+    def log(self, t: float, actor: str, event: str, **info) -> None:
+        if self.trace is not None:
+            self.trace.append((t, actor, event, info))
+
+    # ---- bounds ---------------------------------------------------------------
+    def count_yield(self) -> None:
+        self.yields += 1
+        if self.yields % 4096 == 0:
+            if self.yields > self.max_yields:
+                raise SimulationLimitExceeded(
+                    f"run exceeded {self.max_yields} scheduling events; stopping")
+            if time.perf_counter() > self._wall_deadline:
+                raise SimulationLimitExceeded(
+                    f"run exceeded {self.MAX_WALL_S:.0f} s of wall time; stopping")
+
+    def stats_drop(self, nbytes: int) -> None:
+        self.stats.bytes_dropped_rx += nbytes
+
+    def finish(self) -> None:
+        if not self.finished.triggered:
+            self.finished.succeed()
+
+
+class Task:
+    """One kernel or user thread: accumulates CPU time and syncs when needed."""
+
+    def __init__(self, sim: Sim, name: str):
+        self.sim = sim
+        self.env = sim.env
+        self.c = sim.c
+        self.name = name
+        self.acc = 0.0    # CPU time done but not yet turned into simulated time
+        self.busy = 0.0   # total CPU time, for cycles-per-byte
+
+    @property
+    def t(self) -> float:
+        """This task's virtual time: env.now plus the work it has not yielded."""
+        return self.env._now + self.acc
+
+    def work(self, ns: float) -> None:
+        ns = self.sim.jitter(ns)
+        self.acc += ns
+        self.busy += ns
+
+    def sync(self):
+        """A timeout to yield before touching shared state, or None when safe.
+
+        Safe means no other event is scheduled before this task's virtual time,
+        so nobody can observe or change shared state in between.
+        """
+        if self.acc and self.env.peek() <= self.env._now + self.acc:
+            return self.flush()
+        return None
+
+    def flush(self):
+        """Turn all accumulated work into simulated time (always a timeout)."""
+        ev = self.env.timeout(self.acc)
+        self.acc = 0.0
+        self.sim.count_yield()
+        return ev
+
+    def sleep_on(self, ev: Wakeup):
+        """Generator: flush, sleep until ``ev`` fires, pay the schedule-in cost."""
+        if self.acc:
+            yield self.flush()
+        self.sim.count_yield()
+        yield ev
+        self.work(self.c.sleep_ns)

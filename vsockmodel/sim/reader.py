@@ -1,0 +1,148 @@
+"""The guest reader: a thread on CPU0 calling blocking recv() (SO_RCVLOWAT=1).
+
+recvmsg follows vsock_connectible_recvmsg() / __vsock_stream_recvmsg() in
+net/vmw_vsock/af_vsock.c; the dequeue and the credit update follow
+virtio_transport_stream_do_dequeue() in virtio_transport_common.c.
+"""
+
+from __future__ import annotations
+
+from .. import kernel
+from .engine import Sim, Task, Wakeup
+from .sock import GuestSock
+
+WARMUP_FRACTION = 0.1
+
+
+class Reader(Task):
+    def __init__(self, sim: Sim, sk: GuestSock, sender, worker):
+        super().__init__(sim, "reader")
+        self.sk = sk
+        self.sender = sender
+        self.worker = worker
+
+    def main(self):
+        p, stats = self.sim.p, self.sim.stats
+        if p.workload == "pingpong":
+            yield from self.pingpong()
+            return
+        total = p.transfer_bytes
+        warmup = int(total * WARMUP_FRACTION)
+        while True:
+            n = yield from self.recvmsg(p.recv_size)
+            if self.sk.done:
+                return
+            stats.bytes_received += n
+            stats.recv_sizes.append(n)
+            if stats.window_t0 is None and stats.bytes_received >= warmup:
+                self.open_window()
+            if stats.bytes_received >= total:
+                stats.end_t = self.t
+                self.sim.finish()
+                return
+
+    def open_window(self) -> None:
+        stats = self.sim.stats
+        stats.window_t0 = self.t
+        stats.window_bytes0 = stats.bytes_received
+        stats.window_busy0 = self.worker.busy
+        stats.window_recv0 = stats.recv_calls
+        stats.window_writes0 = stats.writes
+
+    def pingpong(self):
+        """Receive each request in full, then send it back (a user-space echo)."""
+        p, c, stats = self.sim.p, self.c, self.sim.stats
+        for _ in range(p.requests):
+            got = 0
+            while got < p.payload:
+                n = yield from self.recvmsg(min(p.recv_size, p.payload - got))
+                if self.sk.done:
+                    return
+                got += n
+                stats.bytes_received += n
+            self.work(c.guest_send_ns)
+            ev = self.sync()
+            if ev is not None:
+                yield ev
+            # The reply carries this socket's fwd_cnt and buf_alloc, like every packet.
+            self.sk.last_fwd_cnt = self.sk.fwd_cnt
+            self._to_host(self.acc + c.host_to_guest_latency_ns,
+                          self._reply_arrives(p.payload, self.sk.fwd_cnt))
+        stats.end_t = self.t
+        self.sim.finish()
+
+    def _reply_arrives(self, nbytes: int, fwd_cnt: int):
+        def arrive(_event):
+            self.sender.credit_update(fwd_cnt, self.sk.buf_alloc)
+            self.sender.reply(nbytes)
+        return arrive
+
+    def _to_host(self, delay: float, callback) -> None:
+        ev = self.env.timeout(delay)
+        ev.callbacks.append(callback)
+
+    # ---- vsock_connectible_recvmsg() --------------------------------------------
+    def recvmsg(self, length: int):
+        """Generator returning the number of bytes one recv(length) returns."""
+        c, sk, stats = self.c, self.sk, self.sim.stats
+        stats.recv_calls += 1
+        self.work(c.recv_syscall_ns)
+        yield from sk.lock_sock(self)
+        target = min(sk.rcvlowat, length) or 1              # sock_rcvlowat()
+        copied = 0
+        while True:
+            # vsock_connectible_wait_data()
+            while sk.rx_bytes == 0 and not sk.done:
+                ev = Wakeup(self.env)
+                sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
+                yield from sk.release_sock(self)
+                self.sim.log(self.t, "reader", "sleep")
+                yield from self.sleep_on(ev)                # schedule_timeout()
+                stats.wakeups["reader"] += 1
+                yield from sk.lock_sock(self, woken_for_data=True)
+            if sk.done:
+                break
+            read = self.stream_do_dequeue(length - copied)
+            copied += read
+            if read >= target:
+                break
+            target -= read
+        yield from sk.release_sock(self)
+        self.sim.log(self.t, "reader", "recv", bytes=copied)
+        return copied
+
+    def stream_do_dequeue(self, length: int) -> int:
+        """virtio_transport_stream_do_dequeue(): copy out, free whole skbs, maybe credit."""
+        c, sk = self.c, self.sk
+        q = sk.rx_queue
+        total = 0
+        while total < length and q:
+            skb = q[0]
+            n = min(length - total, skb.len - skb.off)
+            self.work(n * c.copy_to_user_byte_ns)           # skb_copy_datagram_iter()
+            total += n
+            skb.off += n
+            sk.rx_bytes -= n
+            if skb.off == skb.len:
+                # dec_rx_pkt(): fwd_cnt moves only when a whole skb is consumed.
+                sk.buf_used -= skb.len
+                sk.fwd_cnt += skb.len
+                q.popleft()
+                self.work(c.dequeue_skb_ns)
+        self.sim.stats.bytes_read += total
+        fwd_cnt_delta = sk.fwd_cnt - sk.last_fwd_cnt
+        free_space = sk.buf_alloc - fwd_cnt_delta
+        low_rx_bytes = sk.rx_bytes < sk.rcvlowat
+        if fwd_cnt_delta and (free_space < kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE or low_rx_bytes):
+            self.send_credit_update()
+        return total
+
+    def send_credit_update(self) -> None:
+        """virtio_transport_send_credit_update(): OP_CREDIT_UPDATE carrying fwd_cnt."""
+        sk = self.sk
+        self.work(self.c.credit_update_ns)
+        sk.last_fwd_cnt = sk.fwd_cnt                        # virtio_transport_inc_tx_pkt()
+        self.sim.stats.credit_updates += 1
+        fwd_cnt, buf_alloc = sk.fwd_cnt, sk.buf_alloc
+        self._to_host(self.acc + self.c.host_to_guest_latency_ns,
+                      lambda _e: self.sender.credit_update(fwd_cnt, buf_alloc))

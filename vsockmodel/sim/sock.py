@@ -1,0 +1,130 @@
+"""The guest socket: struct sock + vsock_sock + virtio_vsock_sock, and its lock.
+
+The lock follows net/core/sock.c, not a FIFO mutex:
+
+- ``lock_sock`` (lock_sock_nested): if nobody owns the socket, take it at once;
+  otherwise sleep on ``sk_lock.wq`` (``__lock_sock``, exclusive wait) and
+  re-check ownership when woken.
+- ``release_sock``: clear the owner, then ``wake_up(&sk->sk_lock.wq)`` wakes one
+  waiter. The waiter runs only after its wake-up latency; if the releasing
+  task calls ``lock_sock`` again before that, it gets the lock back (barging)
+  and the waiter's wake-up was futile: it goes back to sleep.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .. import kernel
+from .engine import Sim, Task, Wakeup
+
+
+class Skb:
+    """One rx_queue entry: payload length (hdr->len), bytes already read, tailroom."""
+
+    __slots__ = ("len", "off", "room")
+
+    def __init__(self, length: int, room: int):
+        self.len = length
+        self.off = 0          # VIRTIO_VSOCK_SKB_CB(skb)->offset
+        self.room = room      # skb_tailroom()
+
+
+class GuestSock:
+    def __init__(self, sim: Sim):
+        p = sim.p
+        self.sim = sim
+        self.env = sim.env
+        # sk_lock
+        self.owned = False
+        self.owner: Task | None = None
+        self.owned_since = 0.0
+        self.lock_wq: deque = deque()      # (task, Wakeup, t_start) sleeping in __lock_sock
+        # sk_sleep(sk): the reader waiting for data (prepare_to_wait), or None
+        self.sleeper: Wakeup | None = None
+        # virtio_vsock_sock receive side (under rx_lock)
+        self.rx_queue: deque[Skb] = deque()
+        self.buf_alloc = p.buffer
+        self.buf_used = 0
+        self.rx_bytes = 0
+        self.fwd_cnt = 0
+        self.last_fwd_cnt = 0
+        self.rcvlowat = p.rcvlowat
+        self.queue_max = kernel.queue_max(p.buffer)
+        self.done = False                   # SOCK_DONE / reset
+
+    # ---- lock_sock / release_sock ---------------------------------------------
+    def lock_sock(self, task: Task, woken_for_data: bool = False):
+        """Generator: net/core/sock.c lock_sock(). Yields only when contended."""
+        ev = task.sync()
+        if ev is not None:
+            yield ev
+        if self.owned:
+            yield from self._lock_sock_slow(task, woken_for_data)
+        self.owned = True
+        self.owner = task
+        self.owned_since = task.t
+        task.work(self.sim.c.lock_ns)
+        self.sim.log(task.t, task.name, "lock")
+
+    def _lock_sock_slow(self, task: Task, woken_for_data: bool):
+        """__lock_sock(): sleep exclusively on sk_lock.wq until not owned."""
+        stats = self.sim.stats
+        if woken_for_data:
+            # Woken by sk_data_ready only to find the lock taken.
+            stats.futile_wakeups[task.name] += 1
+        t0 = task.t
+        while self.owned:
+            ev = Wakeup(self.env)
+            self.lock_wq.append((task, ev))
+            self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name)
+            yield from task.sleep_on(ev)
+            stats.wakeups[task.name] += 1
+            ev2 = task.sync()
+            if ev2 is not None:
+                yield ev2
+            if self.owned:
+                stats.futile_wakeups[task.name] += 1
+                self.sim.log(task.t, task.name, "futile_wakeup")
+        stats.lock_wait[task.name].append(task.t - t0)
+
+    def release_sock(self, task: Task):
+        """Generator: net/core/sock.c release_sock(). Wakes one lock waiter."""
+        ev = task.sync()
+        if ev is not None:
+            yield ev
+        self.sim.stats.lock_hold[task.name].append(task.t - self.owned_since)
+        task.work(self.sim.c.unlock_ns)
+        self.owned = False
+        self.owner = None
+        self.sim.log(task.t, task.name, "unlock")
+        if self.lock_wq:
+            waiter, wev = self.lock_wq.popleft()
+            task.work(self.sim.c.wakeup_ns)
+            wev.fire(task.acc + self.sim.latency(self.sim.c.vcpu_wake_latency_ns))
+
+    # ---- sk_data_ready ---------------------------------------------------------
+    def sk_data_ready(self, task: Task) -> None:
+        """sock_def_readable(): wake the reader if it sleeps waiting for data."""
+        c = self.sim.c
+        ev = self.sleeper
+        if ev is None:
+            task.work(c.data_ready_ns)
+            return
+        self.sleeper = None          # autoremove_wake_function
+        task.work(c.data_ready_ns + c.wakeup_ns)
+        ev.fire(task.acc + self.sim.latency(c.vcpu_wake_latency_ns))
+        self.sim.log(task.t, task.name, "wake_reader")
+
+    def vsock_data_ready(self, task: Task) -> None:
+        """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT."""
+        if self.rx_bytes >= self.rcvlowat or self.done:
+            self.sk_data_ready(task)
+        else:
+            task.work(self.sim.c.data_ready_ns)
+
+    def error_report(self) -> None:
+        """sk_error_report() after a reset: wake a reader sleeping for data."""
+        ev, self.sleeper = self.sleeper, None
+        if ev is not None:
+            ev.fire(0)

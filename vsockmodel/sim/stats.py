@@ -1,0 +1,50 @@
+"""Counters the actors update during a run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Stats:
+    bytes_sent: int = 0          # accepted by the host socket (send() returned them)
+    bytes_received: int = 0      # returned to the guest application by recv()
+    bytes_enqueued: int = 0      # admitted to rx_queue by inc_rx_pkt
+    bytes_read: int = 0          # copied out of rx_queue by the reader
+    bytes_dropped: int = 0       # lost to a reset (filled in when the run ends)
+    bytes_dropped_rx: int = 0    # refused by inc_rx_pkt or arriving after the reset
+    writes: int = 0              # host send() calls completed
+    packets: int = 0             # guest RX buffers handled by the RX worker
+    skbs_queued: int = 0         # packets that became their own rx_queue entry
+    tail_copies: int = 0         # packets copied into the last skb (GOOD_COPY_LEN)
+    collapses: int = 0           # virtio_transport_collapse_rx_queue calls
+    recv_calls: int = 0
+    resets: int = 0
+    reset_reason: str = ""
+    irqs: int = 0                # guest RX interrupts delivered
+    vhost_runs: int = 0
+    vhost_signals: int = 0
+    used_publishes: int = 0      # used->idx updates (vhost_add_used / _n calls)
+    refills: int = 0
+    kicks: int = 0
+    credit_updates: int = 0
+    sender_blocked: int = 0      # host sender waits for credit
+    max_qlen: int = 0
+    max_buf_used: int = 0
+    min_host_credit: int = 1 << 62
+    wakeups: Counter = field(default_factory=Counter)        # by task
+    futile_wakeups: Counter = field(default_factory=Counter)  # woken only to wait for the lock
+    lock_hold: dict = field(default_factory=lambda: {"worker": [], "reader": []})
+    lock_wait: dict = field(default_factory=lambda: {"worker": [], "reader": []})
+    batch_pkts: list = field(default_factory=list)
+    batch_bytes: list = field(default_factory=list)
+    rtt: list = field(default_factory=list)
+    recv_sizes: list = field(default_factory=list)
+    # measurement window (after warm-up)
+    window_t0: float | None = None
+    window_bytes0: int = 0
+    window_busy0: float = 0.0
+    window_recv0: int = 0
+    window_writes0: int = 0
+    end_t: float = 0.0

@@ -1,0 +1,53 @@
+"""The guest RX virtqueue as the two sides see it.
+
+The guest posts empty buffers (``rx_fill``); vhost takes one per packet and
+publishes it in the used ring at a known simulated time (``vhost_add_used``, or
+in groups with ``vhost_add_used_n``). The guest RX worker takes used buffers
+whose publication time has passed (``virtqueue_get_buf``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .. import kernel
+
+
+class Packet:
+    """One guest RX buffer as filled by vhost: a header plus ``len`` payload bytes."""
+
+    __slots__ = ("len", "write")
+
+    def __init__(self, length: int, write: int):
+        self.len = length
+        self.write = write    # index of the host send() it belongs to
+
+
+class RxVirtqueue:
+    def __init__(self, size: int = kernel.RX_RING_SIZE):
+        self.size = size
+        self.avail = size              # posted by the guest, not yet taken by vhost
+        self.used: deque = deque()     # (publish time, Packet), oldest first
+        self.rx_buf_nr = size          # virtio_vsock::rx_buf_nr
+        self.rx_buf_max_nr = size      # virtio_vsock::rx_buf_max_nr
+        self.cb_enabled = True         # virtqueue_enable_cb / _disable_cb
+        self.vhost_notify = True       # vhost_enable_notify: vhost wants a kick
+
+    def get_buf(self, t: float):
+        """virtqueue_get_buf(): the oldest used buffer published by time t."""
+        used = self.used
+        if used and used[0][0] <= t:
+            self.rx_buf_nr -= 1
+            return used.popleft()[1]
+        return None
+
+    def has_used(self, t: float) -> bool:
+        """True if a used buffer is published by t (virtqueue_enable_cb's check)."""
+        return bool(self.used) and self.used[0][0] <= t
+
+    def publish(self, t: float, pkt: Packet) -> None:
+        self.used.append((t, pkt))
+
+    def free_slots(self) -> int:
+        """vq->num_free: descriptors the guest can post again."""
+        return self.size - self.rx_buf_nr
