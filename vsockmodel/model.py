@@ -52,7 +52,7 @@ def simulate(p: Params, costs: Costs) -> Result:
             f"bytes sent were received (variant {p.variant}, payload {p.payload}, "
             f"buffer {p.buffer}); queue {len(sk.rx_queue)} skbs, host credit "
             f"{sender.sock.has_space()}") from None
-    return _result(sim, p, costs, sk, vq, vhost, worker)
+    return _result(sim, p, costs, sk, vq, vhost, worker, (sender, vhost, worker, reader))
 
 
 def _dropped(sim: Sim, sk: GuestSock, vq: RxVirtqueue, vhost: Vhost) -> int:
@@ -67,7 +67,7 @@ def _dropped(sim: Sim, sk: GuestSock, vq: RxVirtqueue, vhost: Vhost) -> int:
     return st.bytes_dropped_rx + unread + in_ring + at_host + in_recv
 
 
-def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker) -> Result:
+def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> Result:
     st = sim.stats
     st.bytes_dropped = _dropped(sim, sk, vq, vhost)
     end = st.end_t or sim.env.now
@@ -83,6 +83,8 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker) -> Result:
         cycles_per_byte = worker.busy * costs.clock_ghz / total_bytes
         recv_per_write = st.recv_calls / st.writes if st.writes else 0.0
     rtt = summary_us(st.rtt) if st.rtt else None
+    # Share of the run each thread spent on its CPU (busy time / elapsed time).
+    utilization = {t.name: t.busy / end if end else 0.0 for t in tasks}
     counters = {
         name: getattr(st, name) for name in (
             "irqs", "vhost_runs", "vhost_signals", "used_publishes", "refills", "kicks",
@@ -114,6 +116,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker) -> Result:
         rtt_us=rtt["mean"] if rtt else None,
         rtt_p95_us=rtt["p95"] if rtt else None,
         counters=counters,
+        utilization=utilization,
         sim_time_us=end / 1000,
         events=sim.yields,
         trace=sim.trace,

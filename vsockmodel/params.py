@@ -27,7 +27,7 @@ DEFAULT_STREAM_PACKETS = 4000
 DEFAULT_MIN_WRITES = 60
 DEFAULT_REQUESTS = 300
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:i?B)?\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(-?\d+)\s*([KMG]?)(?:i?B)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": kernel.KiB, "M": kernel.MiB, "G": kernel.GiB}
 
 

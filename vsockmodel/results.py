@@ -44,6 +44,7 @@ class Result:
     rtt_us: float | None
     rtt_p95_us: float | None
     counters: dict
+    utilization: dict
     sim_time_us: float
     events: int
     trace: list | None = field(default=None, repr=False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from statistics import NormalDist
 
 import simpy
 from simpy.core import NORMAL
@@ -49,11 +50,27 @@ class Wakeup(simpy.Event):
         self.env.schedule(self, NORMAL, delay)
 
 
+def _lognormal_table(cv: float, n: int = 2048) -> list[float]:
+    """n equally likely quantiles of a log-normal with mean 1 and the given cv.
+
+    Drawing a noise factor is then one uniform random number and an index,
+    which keeps noise cheap on the simulation's hot path.
+    """
+    if cv <= 0:
+        return [1.0] * n
+    sigma = math.sqrt(math.log1p(cv * cv))
+    normal = NormalDist(-sigma * sigma / 2, sigma)
+    table = [math.exp(normal.inv_cdf((i + 0.5) / n)) for i in range(n)]
+    mean = sum(table) / n
+    return [x / mean for x in table]
+
+
 class Sim:
     """Clock, random streams, statistics and limits of one run."""
 
     MAX_EVENTS_PER_PACKET = 60
     MAX_WALL_S = 30.0
+    TABLE = 2048
 
     def __init__(self, params: Params, costs: Costs):
         self.p = params
@@ -63,10 +80,8 @@ class Sim:
         self.stats = Stats()
         self.trace: list | None = [] if params.trace else None
         self.finished = self.env.event()
-        sigma2 = math.log1p(costs.jitter_cv ** 2)
-        self._j_mu, self._j_sigma = -sigma2 / 2, math.sqrt(sigma2)
-        k = 1 / costs.wake_latency_cv ** 2 if costs.wake_latency_cv > 0 else 0
-        self._wake_k = k
+        self._jitter = _lognormal_table(costs.jitter_cv, self.TABLE)
+        self._wake = _lognormal_table(costs.wake_latency_cv, self.TABLE)
         self.yields = 0
         packets = max(1, params.writes * params.packets_per_write)
         self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
@@ -75,17 +90,11 @@ class Sim:
     # ---- randomness -----------------------------------------------------------
     def jitter(self, ns: float) -> float:
         """A CPU cost with seeded multiplicative noise (log-normal, mean 1)."""
-        if self._j_sigma == 0 or ns == 0:
-            return ns
-        return ns * self.rng.lognormvariate(self._j_mu, self._j_sigma)
+        return ns * self._jitter[int(self.rng.random() * self.TABLE)]
 
     def latency(self, mean: float) -> float:
-        """A wake-up latency: gamma-distributed with the configured cv."""
-        if mean <= 0:
-            return 0.0
-        if self._wake_k == 0:
-            return mean
-        return self.rng.gammavariate(self._wake_k, mean / self._wake_k)
+        """A wake-up latency with seeded noise (log-normal with the configured cv)."""
+        return mean * self._wake[int(self.rng.random() * self.TABLE)]
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -121,6 +130,9 @@ class Task:
         self.name = name
         self.acc = 0.0    # CPU time done but not yet turned into simulated time
         self.busy = 0.0   # total CPU time, for cycles-per-byte
+        self._noise = sim._jitter
+        self._rand = sim.rng.random
+        self._n = sim.TABLE
 
     @property
     def t(self) -> float:
@@ -128,9 +140,15 @@ class Task:
         return self.env._now + self.acc
 
     def work(self, ns: float) -> None:
-        ns = self.sim.jitter(ns)
+        """Spend ``ns`` of CPU time (with noise) on this task's CPU."""
+        ns *= self._noise[int(self._rand() * self._n)]
         self.acc += ns
         self.busy += ns
+
+    def idle_until(self, t: float) -> None:
+        """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""
+        if t > self.t:
+            self.acc = t - self.env._now
 
     def sync(self):
         """A timeout to yield before touching shared state, or None when safe.
@@ -138,7 +156,8 @@ class Task:
         Safe means no other event is scheduled before this task's virtual time,
         so nobody can observe or change shared state in between.
         """
-        if self.acc and self.env.peek() <= self.env._now + self.acc:
+        acc = self.acc
+        if acc and self.env.peek() <= self.env._now + acc:
             return self.flush()
         return None
 
@@ -150,9 +169,14 @@ class Task:
         return ev
 
     def sleep_on(self, ev: Wakeup):
-        """Generator: flush, sleep until ``ev`` fires, pay the schedule-in cost."""
+        """Generator: flush, then sleep until ``ev`` fires.
+
+        The context switches cost CPU time (counted in ``busy``) but do not
+        delay the wake-up: the time until the task runs again is the wake-up
+        latency the waker chose when it fired ``ev``.
+        """
         if self.acc:
             yield self.flush()
         self.sim.count_yield()
+        self.busy += self.c.sleep_ns
         yield ev
-        self.work(self.c.sleep_ns)

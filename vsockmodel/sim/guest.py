@@ -41,36 +41,88 @@ class RxWorker(Task):
         self.vhost = vhost
         self.batch = RxBatch()
         self.irq: Wakeup | None = None   # asleep, waiting for virtio_vsock_rx_done
-        self.pending = False             # queue_work() while the work was running
+        self.irq_at: float | None = None # an interrupt that came while the worker was busy
+        self.signals: deque = deque()    # vhost signals seen while callbacks were off
         self.held_pkts = 0               # packets handled under the current lock_sock
+        spec, c = sim.p.spec, sim.c
+        self.check_headroom = sim.p.check_headroom
+        self.coalesce_write_space = spec.coalesce_write_space
+        self.defer_data_ready = spec.defer_data_ready
+        # CPU cost of each step, summed once (ns before noise). Names follow the
+        # kernel functions each sum stands for.
+        space_update = c.space_update_ns if spec.space_update_under_lock else 0.0
+        data_ready = c.data_ready_ns / 2 if spec.defer_data_ready else c.data_ready_ns
+        write_space = 0.0 if spec.coalesce_write_space else c.write_space_ns
+        # virtio_transport_recv_pkt() up to lock_sock: decode, trace, find_socket
+        # (+ space_update before the lock in the pre-sk_buff code)
+        self.cost_lookup = c.recv_pkt_ns + c.lookup_ns + (0.0 if spec.space_update_under_lock
+                                                          else c.space_update_ns)
+        # per-packet path, lock_sock .. release_sock
+        self.cost_locked = (c.lock_ns + space_update + c.write_space_ns + c.enqueue_ns
+                            + c.data_ready_ns + c.unlock_ns)
+        # first packet of a batch, under the lock (the unlock is paid at finish)
+        self.cost_batch_first = c.lock_ns + space_update + write_space + c.enqueue_ns + data_ready
+        # later same-flow packets of a batch (patch 3: no lookup, no lock)
+        self.cost_batched = c.recv_pkt_ns + space_update + write_space + c.enqueue_ns + data_ready
+        # virtio_transport_rx_batch_finish(): release_sock, sock_put (+ one write_space)
+        self.cost_finish = c.unlock_ns
+        self.cost_finish_ws = c.unlock_ns + c.write_space_ns
 
     # ---- the interrupt ----------------------------------------------------------
-    def interrupt(self, by: Task) -> None:
-        """vhost_signal() reaching virtio_vsock_rx_done(): queue_work(rx_work).
+    def signal(self, ts: float) -> None:
+        """vhost_signal() at time ts: an interrupt if callbacks are enabled then.
 
-        With VIRTIO_RING_F_EVENT_IDX the device raises one interrupt and then no
-        more until the driver re-enables callbacks.
+        vhost may run ahead of the guest, so ts can lie in the guest's future.
+        While callbacks are off the signal is kept: if the worker re-enables
+        callbacks before ts, the interrupt still fires at ts.
         """
-        vq = self.vq
-        if not vq.cb_enabled:
-            return
-        vq.cb_enabled = False
+        if self.vq.cb_enabled_at is None:
+            self.signals.append(ts)
+        else:
+            self.raise_irq(ts)
+
+    def raise_irq(self, ts: float) -> None:
+        """virtio_vsock_rx_done(): queue_work(rx_work).
+
+        With VIRTIO_RING_F_EVENT_IDX the device interrupts once and then not
+        again until the driver re-enables callbacks.
+        """
+        self.vq.cb_enabled_at = None
         self.sim.stats.irqs += 1
         if self.irq is not None:
-            ev, self.irq = self.irq, None
             # CPU1 is idle: the interrupt has to wake the halted vCPU first.
-            ev.fire(by.acc + self.sim.latency(self.c.vcpu_wake_latency_ns))
+            ev, self.irq = self.irq, None
+            ev.fire(ts - self.env._now + self.sim.latency(self.c.vcpu_wake_latency_ns))
         else:
-            self.pending = True
+            self.irq_at = ts           # arrives while the worker is still busy
+
+    def enable_cb(self) -> bool:
+        """virtqueue_enable_cb(): False if used buffers arrived meanwhile."""
+        t = self.t
+        if self.vq.has_used(t):
+            return False
+        self.vq.cb_enabled_at = t
+        signals = self.signals
+        while signals and signals[0] < t:
+            signals.popleft()
+        if signals:
+            self.raise_irq(signals.popleft())
+        return True
 
     def main(self):
-        c = self.c
+        c, stats = self.c, self.sim.stats
         while True:
-            if not self.pending:
+            if self.irq_at is None:
                 self.irq = Wakeup(self.env)
                 yield from self.sleep_on(self.irq)
-                self.sim.stats.wakeups["worker"] += 1
-            self.pending = False
+                stats.wakeups["worker"] += 1
+            else:
+                if self.irq_at > self.t:
+                    # The interrupt comes after the worker went idle.
+                    self.idle_until(self.irq_at + self.sim.latency(c.vcpu_wake_latency_ns))
+                    self.busy += c.sleep_ns
+                    stats.wakeups["worker"] += 1
+                self.irq_at = None
             self.work(c.irq_ns)
             self.sim.log(self.t, "worker", "rx_work")
             yield from self.rx_work()
@@ -79,12 +131,10 @@ class RxWorker(Task):
     def rx_work(self):
         c, p, vq, stats = self.c, self.sim.p, self.vq, self.sim.stats
         batching = p.spec.batch
+        fixed_ns, byte_ns = c.get_buf_ns, c.rx_byte_ns
         self.work(c.worker_run_ns)
         while True:
-            ev = self.sync()
-            if ev is not None:
-                yield ev
-            vq.cb_enabled = False                           # virtqueue_disable_cb()
+            vq.cb_enabled_at = None                         # virtqueue_disable_cb()
             while True:
                 pkt = vq.get_buf(self.t)                    # virtqueue_get_buf()
                 if pkt is None:
@@ -94,30 +144,27 @@ class RxWorker(Task):
                         continue
                     break
                 stats.packets += 1
-                self.work(c.get_buf_ns + pkt.len * c.rx_byte_ns)
+                # get_buf, length checks, rx_put, tap: charged with the next step
+                pre = fixed_ns + pkt.len * byte_ns
                 if batching:
-                    yield from self.rx_one_batched(pkt)
+                    yield from self.rx_one_batched(pkt, pre)
                 else:
-                    yield from self.recv_pkt(pkt)
+                    yield from self.recv_pkt(pkt, pre)
                 if self.sim.finished.triggered:
                     return
-            ev = self.sync()
-            if ev is not None:
-                yield ev
-            vq.cb_enabled = True                            # virtqueue_enable_cb()
-            if not vq.has_used(self.t):
+            if self.enable_cb():
                 break
         # out:
         yield from self.rx_batch_finish()
         if vq.rx_buf_nr < vq.rx_buf_max_nr // 2:
             yield from self.rx_fill()
 
-    def rx_one_batched(self, pkt: Packet):
+    def rx_one_batched(self, pkt: Packet, pre: float):
         """The per-packet part of rx_work with patch 2: bound the batch, then receive."""
         p, batch = self.sim.p, self.batch
         if batch.sk is not None and pkt.len > p.batch_bytes - batch.bytes:
             yield from self.rx_batch_finish()
-        yield from self.recv_pkt_batch(pkt)
+        yield from self.recv_pkt_batch(pkt, pre)
         if batch.sk is not None:
             batch.pkts += 1
             batch.bytes += pkt.len
@@ -145,73 +192,89 @@ class RxWorker(Task):
             self.vhost.kick(self.acc + self.c.host_to_guest_latency_ns)
 
     # ---- virtio_transport_recv_pkt(): one lookup and one lock per packet -------
-    def recv_pkt(self, pkt: Packet):
-        c, sk = self.c, self.sk
-        self.work(c.recv_pkt_ns + c.lookup_ns)              # decode, trace, find_socket
-        if not self.sim.p.spec.space_update_under_lock:
-            self.work(c.space_update_ns)                    # [OLD]: before lock_sock
-        yield from sk.lock_sock(self)
+    def recv_pkt(self, pkt: Packet, pre: float):
+        sk = self.sk
+        self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
+        ev = self.sync()
+        if ev is not None:
+            yield ev
+        if sk.owned:
+            yield from sk.lock_sock_slow(self)              # lock_sock(): contended
+        sk.take(self)
         self.held_pkts = 0
+        self.work(self.cost_locked)                         # space_update .. release_sock
         self.recv_pkt_locked(pkt, batch=None)
-        yield from self.release(sk)
+        ev = self.sync()
+        if ev is not None:
+            yield ev
+        self.release(sk)                                    # release_sock(), sock_put()
 
     # ---- virtio_transport_recv_pkt_batch() (patches 2-5) ---------------------------
-    def recv_pkt_batch(self, pkt: Packet):
-        c, p, sk, batch = self.c, self.sim.p, self.sk, self.batch
+    def recv_pkt_batch(self, pkt: Packet, pre: float):
+        sk, batch = self.sk, self.batch
         if batch.sk is not None:
-            if p.spec.reuse_lookup and self.recv_pkt_batchable():
-                # Patch 3: same flow as the batch: skip the lookup and its reference.
-                self.work(c.recv_pkt_ns)
+            if self.recv_pkt_batchable():
+                # Patch 3: same flow as the batch: no lookup, no extra reference.
+                self.work(pre + self.cost_batched)
                 if not self.recv_pkt_locked(pkt, batch=batch):
                     yield from self.rx_batch_finish()
                 return
             yield from self.rx_batch_finish()
-        self.work(c.recv_pkt_ns + c.lookup_ns)              # virtio_transport_recv_pkt_find_socket
-        yield from sk.lock_sock(self)
+        self.work(pre + self.cost_lookup)                   # virtio_transport_recv_pkt_find_socket
+        ev = self.sync()
+        if ev is not None:
+            yield ev
+        if sk.owned:
+            yield from sk.lock_sock_slow(self)
+        sk.take(self)
         self.held_pkts = 0
         start_batch = self.recv_pkt_batchable()             # under sk_callback_lock
         if start_batch:
             batch.sk = sk                                   # patch 4: set before processing
+            self.work(self.cost_batch_first)
+        else:
+            self.work(self.cost_locked)
         batchable = self.recv_pkt_locked(pkt, batch=batch if start_batch else None)
         if start_batch and batchable:
             return                                          # keep the lock and the reference
         if start_batch:
             yield from self.rx_batch_finish()
         else:
-            yield from self.release(sk)
+            ev = self.sync()
+            if ev is not None:
+                yield ev
+            self.release(sk)
 
     def recv_pkt_batchable(self) -> bool:
         """virtio_transport_recv_pkt_batchable(): may the socket stay locked?"""
         sk = self.sk
         if sk.done:
             return False
-        if self.sim.p.check_headroom:
-            return kernel.rx_skb_has_headroom(len(sk.rx_queue), sk.buf_alloc)
+        if self.check_headroom:
+            return (len(sk.rx_queue) + 1) * kernel.SKB_TRUESIZE_0 <= sk.buf_alloc
         return True
 
     def recv_pkt_locked(self, pkt: Packet, batch: RxBatch | None) -> bool:
         """virtio_transport_recv_pkt_locked(): the work done under lock_sock.
 
-        Returns whether the socket can stay locked for another packet.
+        The CPU cost was charged by the caller. Returns whether the socket can
+        stay locked for another packet.
         """
-        c, spec, sk = self.c, self.sim.p.spec, self.sk
+        sk = self.sk
         self.held_pkts += 1
         if sk.done:                                         # SOCK_DONE: reset, free
             self.sim.stats_drop(pkt.len)
             return False
-        if spec.space_update_under_lock:
-            self.work(c.space_update_ns)                    # virtio_transport_space_update
-        # The guest sends no data, so its send space is always available.
-        if batch is not None and spec.coalesce_write_space and self.recv_pkt_batchable():
-            batch.write_space_pending = True                # patch 4
-        else:
-            self.work(c.write_space_ns)                     # sk->sk_write_space(sk)
+        # virtio_transport_space_update(), then sk_write_space(): the guest sends
+        # no data, so its send space is always available and the callback runs
+        # for every packet, unless patch 4 defers it to the end of the batch.
+        if batch is not None and self.coalesce_write_space:
+            batch.write_space_pending = True
         # virtio_transport_recv_connected(), OP_RW:
         if not self.recv_enqueue(pkt):
             self.reset(pkt)
             return False
-        if batch is not None and spec.defer_data_ready:
-            self.work(c.data_ready_ns / 2)                  # has_data check only
+        if batch is not None and self.defer_data_ready:
             if sk.rx_bytes >= sk.rcvlowat:
                 batch.data_ready_pending = True             # patch 5
         else:
@@ -224,27 +287,29 @@ class RxWorker(Task):
         sk = batch.sk
         if sk is None:
             return
-        if batch.write_space_pending:
-            self.work(self.c.write_space_ns)                # vsk->default_write_space(sk)
+        self.work(self.cost_finish_ws if batch.write_space_pending else self.cost_finish)
         data_ready = batch.data_ready_pending
         batch.sk = None
         batch.pkts = batch.bytes = 0
         batch.write_space_pending = batch.data_ready_pending = False
-        yield from self.release(sk)
+        ev = self.sync()
+        if ev is not None:
+            yield ev
+        self.release(sk)
         if data_ready:
             sk.sk_data_ready(self)                          # after release_sock (patch 5)
 
-    def release(self, sk: GuestSock):
-        stats = self.sim.stats
-        stats.batch_pkts.append(self.held_pkts)
-        yield from sk.release_sock(self)                    # then sock_put()
+    def release(self, sk: GuestSock) -> None:
+        self.sim.stats.batch_pkts.append(self.held_pkts)
+        if self.sim.trace is not None and self.sim.p.spec.batch:
+            self.sim.log(self.t, "worker", "batch_end", pkts=self.held_pkts)
+        sk.release(self)
 
     # ---- virtio_transport_recv_enqueue() ------------------------------------------
     def recv_enqueue(self, pkt: Packet) -> bool:
         c, p, sk, stats = self.c, self.sim.p, self.sk, self.sim.stats
         q = sk.rx_queue
         length = pkt.len
-        self.work(c.enqueue_ns)
         metadata = p.spec.metadata_budget
         if metadata and len(q) >= sk.queue_max:
             self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
@@ -268,9 +333,13 @@ class RxWorker(Task):
                 last.room -= length
                 self.work(length * c.tail_copy_byte_ns)
                 stats.tail_copies += 1
+                if self.sim.trace is not None:
+                    self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
                 return True
         q.append(Skb(length, p.buf_payload - length))
         stats.skbs_queued += 1
+        if self.sim.trace is not None:
+            self.sim.log(self.t, "worker", "enqueue", len=length, qlen=len(q))
         if len(q) > stats.max_qlen:
             stats.max_qlen = len(q)
         return True

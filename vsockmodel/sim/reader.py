@@ -95,6 +95,7 @@ class Reader(Task):
             while sk.rx_bytes == 0 and not sk.done:
                 ev = Wakeup(self.env)
                 sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
+                self.work(c.unlock_ns + c.lock_ns)          # release_sock .. lock_sock
                 yield from sk.release_sock(self)
                 self.sim.log(self.t, "reader", "sleep")
                 yield from self.sleep_on(ev)                # schedule_timeout()
@@ -115,20 +116,20 @@ class Reader(Task):
         """virtio_transport_stream_do_dequeue(): copy out, free whole skbs, maybe credit."""
         c, sk = self.c, self.sk
         q = sk.rx_queue
-        total = 0
+        total = freed = 0
         while total < length and q:
             skb = q[0]
             n = min(length - total, skb.len - skb.off)
-            self.work(n * c.copy_to_user_byte_ns)           # skb_copy_datagram_iter()
-            total += n
+            total += n                                      # skb_copy_datagram_iter()
             skb.off += n
             sk.rx_bytes -= n
             if skb.off == skb.len:
                 # dec_rx_pkt(): fwd_cnt moves only when a whole skb is consumed.
                 sk.buf_used -= skb.len
                 sk.fwd_cnt += skb.len
-                q.popleft()
-                self.work(c.dequeue_skb_ns)
+                q.popleft()                                 # __skb_unlink, consume_skb
+                freed += 1
+        self.work(total * c.copy_to_user_byte_ns + freed * c.dequeue_skb_ns)
         self.sim.stats.bytes_read += total
         fwd_cnt_delta = sk.fwd_cnt - sk.last_fwd_cnt
         free_space = sk.buf_alloc - fwd_cnt_delta

@@ -54,20 +54,26 @@ class GuestSock:
         self.done = False                   # SOCK_DONE / reset
 
     # ---- lock_sock / release_sock ---------------------------------------------
+    # The caller syncs first (Task.sync) and charges the CPU cost of the calls;
+    # these functions only move ownership, so the hot path stays cheap.
     def lock_sock(self, task: Task, woken_for_data: bool = False):
-        """Generator: net/core/sock.c lock_sock(). Yields only when contended."""
+        """Generator: net/core/sock.c lock_sock(). Yields only when it must."""
         ev = task.sync()
         if ev is not None:
             yield ev
         if self.owned:
-            yield from self._lock_sock_slow(task, woken_for_data)
+            yield from self.lock_sock_slow(task, woken_for_data)
+        self.take(task)
+
+    def take(self, task: Task) -> None:
+        """lock_sock_nested() when nobody owns the socket: owned = 1."""
         self.owned = True
         self.owner = task
-        self.owned_since = task.t
-        task.work(self.sim.c.lock_ns)
-        self.sim.log(task.t, task.name, "lock")
+        self.owned_since = task.env._now + task.acc
+        if self.sim.trace is not None:
+            self.sim.log(self.owned_since, task.name, "lock")
 
-    def _lock_sock_slow(self, task: Task, woken_for_data: bool):
+    def lock_sock_slow(self, task: Task, woken_for_data: bool = False):
         """__lock_sock(): sleep exclusively on sk_lock.wq until not owned."""
         stats = self.sim.stats
         if woken_for_data:
@@ -89,15 +95,20 @@ class GuestSock:
         stats.lock_wait[task.name].append(task.t - t0)
 
     def release_sock(self, task: Task):
-        """Generator: net/core/sock.c release_sock(). Wakes one lock waiter."""
+        """Generator: sync, then release()."""
         ev = task.sync()
         if ev is not None:
             yield ev
-        self.sim.stats.lock_hold[task.name].append(task.t - self.owned_since)
-        task.work(self.sim.c.unlock_ns)
+        self.release(task)
+
+    def release(self, task: Task) -> None:
+        """net/core/sock.c release_sock(): owned = 0, wake one lock waiter."""
+        t = task.env._now + task.acc
+        self.sim.stats.lock_hold[task.name].append(t - self.owned_since)
         self.owned = False
         self.owner = None
-        self.sim.log(task.t, task.name, "unlock")
+        if self.sim.trace is not None:
+            self.sim.log(t, task.name, "unlock")
         if self.lock_wq:
             waiter, wev = self.lock_wq.popleft()
             task.work(self.sim.c.wakeup_ns)
@@ -105,14 +116,17 @@ class GuestSock:
 
     # ---- sk_data_ready ---------------------------------------------------------
     def sk_data_ready(self, task: Task) -> None:
-        """sock_def_readable(): wake the reader if it sleeps waiting for data."""
-        c = self.sim.c
+        """sock_def_readable(): wake the reader if it sleeps waiting for data.
+
+        The call itself is part of the caller's step cost; waking a sleeper
+        costs the waker an extra try_to_wake_up.
+        """
         ev = self.sleeper
         if ev is None:
-            task.work(c.data_ready_ns)
             return
         self.sleeper = None          # autoremove_wake_function
-        task.work(c.data_ready_ns + c.wakeup_ns)
+        c = self.sim.c
+        task.work(c.wakeup_ns)
         ev.fire(task.acc + self.sim.latency(c.vcpu_wake_latency_ns))
         self.sim.log(task.t, task.name, "wake_reader")
 
@@ -120,8 +134,6 @@ class GuestSock:
         """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT."""
         if self.rx_bytes >= self.rcvlowat or self.done:
             self.sk_data_ready(task)
-        else:
-            task.work(self.sim.c.data_ready_ns)
 
     def error_report(self) -> None:
         """sk_error_report() after a reset: wake a reader sleeping for data."""

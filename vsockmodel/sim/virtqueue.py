@@ -30,7 +30,7 @@ class RxVirtqueue:
         self.used: deque = deque()     # (publish time, Packet), oldest first
         self.rx_buf_nr = size          # virtio_vsock::rx_buf_nr
         self.rx_buf_max_nr = size      # virtio_vsock::rx_buf_max_nr
-        self.cb_enabled = True         # virtqueue_enable_cb / _disable_cb
+        self.cb_enabled_at = 0.0       # when virtqueue_enable_cb() last ran; None if disabled
         self.vhost_notify = True       # vhost_enable_notify: vhost wants a kick
 
     def get_buf(self, t: float):

@@ -1,0 +1,178 @@
+"""Command line: ``python -m vsockmodel {run,starvation,bench,calibrate,validate}``.
+
+In the style of the OSTEP homework simulators: every run is seeded, echoes its
+arguments first, and can hide its answers (``--quiz``) until asked (``-c``).
+Parameter names match the Python API (``--recv-size`` is ``recv_size``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .params import WORKLOADS, Params, fmt_size
+from .variants import VARIANTS
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line on stderr and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _bool_flag(p, name, help_on, default=None):
+    dest = name.replace("-", "_")
+    p.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_on)
+    p.add_argument(f"--no-{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
+
+
+def _add_model_args(p):
+    d = Params()
+    p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
+    p.add_argument("--workload", default=d.workload, help=f"one of: {', '.join(WORKLOADS)}")
+    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K")
+    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv()")
+    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc)")
+    p.add_argument("--transfer", default=None, help="stream: total bytes (default: sized for a stable result)")
+    p.add_argument("--requests", type=int, default=d.requests, help="pingpong: round trips")
+    p.add_argument("--rx-buf-payload", default=None,
+                   help="payload bytes per guest RX buffer (default: the variant's kernel)")
+    p.add_argument("--batch-pkts", type=int, default=d.batch_pkts, help="lock batch limit, packets")
+    p.add_argument("--batch-bytes", default=str(d.batch_bytes), help="lock batch limit, bytes")
+    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
+               "--no-headroom-check reproduces the v1 bug)")
+    _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
+    p.add_argument("--rcvlowat", type=int, default=d.rcvlowat, help="SO_RCVLOWAT")
+    p.add_argument("-s", "--seed", type=int, default=d.seed, help="random seed")
+
+
+def _model_kwargs(a) -> dict:
+    return dict(variant=a.variant, workload=a.workload, payload=a.payload, recv_size=a.recv_size,
+                buffer=a.buffer, transfer=a.transfer, requests=a.requests,
+                rx_buf_payload=a.rx_buf_payload, batch_pkts=a.batch_pkts, batch_bytes=a.batch_bytes,
+                headroom_check=a.headroom_check, vhost_used_batch=a.vhost_used_batch,
+                rcvlowat=a.rcvlowat, seed=a.seed)
+
+
+def _echo_args(params: dict) -> None:
+    for k, v in params.items():
+        if k in ("trace",):
+            continue
+        print(f"ARG {k} {v}")
+    print()
+
+
+def cmd_run(a) -> int:
+    from .model import run
+    from .params import make_params
+
+    p, _ = make_params(**_model_kwargs(a))   # validate before printing anything
+    if a.json:
+        r = run(**_model_kwargs(a))
+        print(json.dumps(r.to_dict(), indent=2, sort_keys=True))
+        return 0
+    _echo_args(p.to_dict())
+    print(f"Each {fmt_size(p.payload)} send() becomes {p.packets_per_write} guest RX buffer(s) of up to "
+          f"{p.buf_payload} B payload behind the 44 B header.")
+    if a.quiz and not a.compute:
+        print("\nQuestions: how many recv() calls per write? How many wake-ups are futile?"
+              "\nWhat throughput, and how many guest CPU1 cycles per byte?"
+              "\nRun again with -c to see the answers.")
+        return 0
+    r = run(**_model_kwargs(a))
+    rows = [("throughput", f"{r.throughput_gbps:.3f} Gbit/s")]
+    if r.rtt_us is not None:
+        rows.append(("ping-pong RTT", f"{r.rtt_us:.1f} us (p95 {r.rtt_p95_us:.1f})"))
+    rows += [
+        ("guest CPU1 cycles per byte", f"{r.rx_cycles_per_byte:.3f}"),
+        ("writes / packets / recv() calls", f"{r.writes} / {r.packets} / {r.recv_calls}"),
+        ("recv() calls per write", f"{r.recv_calls / max(1, r.writes):.3f}"),
+        ("bytes sent / received / dropped", f"{r.bytes_sent} / {r.bytes_received} / {r.bytes_dropped}"),
+        ("resets", f"{r.resets} {r.reset_reason}".strip()),
+        ("wake-ups (futile)", f"{r.wakeups} ({r.futile_wakeups})"),
+        ("packets per lock hold (mean / max)", f"{r.batch_pkts['mean']:.1f} / {r.batch_pkts['max']}"),
+        ("worker lock hold, mean / p95", "{mean:.2f} / {p95:.2f} us".format(**r.lock_hold_us["worker"])),
+        ("reader lock wait, mean / p95", "{mean:.2f} / {p95:.2f} us".format(**r.lock_wait_us["reader"])),
+        ("worker lock wait, mean / p95", "{mean:.2f} / {p95:.2f} us".format(**r.lock_wait_us["worker"])),
+        ("RX worker CPU utilisation", f"{100 * r.utilization['worker']:.0f} %"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    print("\nAnswers:" if a.quiz else "Results:")
+    for k, v in rows:
+        print(f"  {k:<{width}}  {v}")
+    return 0
+
+
+def cmd_starvation(a) -> int:
+    from .starvation import starvation
+
+    kwargs = dict(variant=a.variant, buffer=a.buffer, payload=a.payload,
+                  headroom_check=a.headroom_check, reader_wake_ns=a.reader_wake_ns, seed=a.seed)
+    r = starvation(**kwargs)
+    if a.json:
+        print(json.dumps(r.to_dict(), indent=2))
+        return 0
+    for k, v in kwargs.items():
+        print(f"ARG {k} {v}")
+    print(f"\nqueue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / 576 = {r.queue_max}; "
+          f"two {r.payload} B packets of one flow arrive back to back; the reader is waiting.")
+    if a.quiz and not a.compute:
+        print("\nQuestion: is the connection reset with ENOBUFS? Run again with -c to see.")
+        return 0
+    print("\nInterleaving:")
+    for t, actor, event in r.interleaving:
+        print(f"  {t / 1000:9.3f} us  {actor:<7} {event}")
+    verdict = f"RESET ({r.reason})" if r.reset else f"no reset: both packets received ({r.bytes_received} B)"
+    print(f"\nAnswer: {verdict}")
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(quick=a.quick)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m vsockmodel",
+                     description="A discrete-event model of the virtio-vsock guest RX path.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("run", help="run the stream or ping-pong workload")
+    _add_model_args(p)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
+    p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("starvation", help="seed 000's two-packet metadata-slot scenario")
+    p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
+    p.add_argument("--buffer", default="1K", help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1")
+    p.add_argument("--payload", default="256", help="bytes in each of the two packets")
+    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: the v1 bug)")
+    p.add_argument("--reader-wake-ns", type=float, default=200.0,
+                   help="reader wake-up latency in ns (default 200: a fast-waking reader)")
+    p.add_argument("-s", "--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiz", action="store_true")
+    p.add_argument("-c", "--compute", action="store_true")
+    p.set_defaults(func=cmd_starvation)
+
+    p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
