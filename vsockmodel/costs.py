@@ -73,23 +73,29 @@ class Costs:
 
     # ---- guest CPU0: the reader (vsock_connectible_recvmsg) ----------------
     recv_syscall_ns: float = _cost(
-        900, "prior", "recv() entry/exit, vsock_connectible_recvmsg set-up, lock_sock/release_sock")
+        700, "prior", "recv() entry and exit around vsock_connectible_recvmsg, lock_sock/release_sock")
     dequeue_skb_ns: float = _cost(
         150, "prior", "virtio_transport_stream_do_dequeue per skb consumed (unlink, dec_rx_pkt, consume_skb)")
     copy_to_user_byte_ns: float = _cost(
         0.10, "prior", "skb_copy_datagram_iter to user memory (about 10 GB/s)", "ns/B")
+    recvmsg_locked_ns: float = _cost(
+        300, "prior", "vsock_connectible_recvmsg work done while holding lock_sock (checks, "
+        "notify hooks, wait-queue set-up), per recv()")
     credit_update_ns: float = _cost(
-        2000, "prior", "virtio_transport_send_credit_update on CPU0: alloc skb, queue for the "
-        "TX worker, which adds it to the TX virtqueue and kicks (a VM exit)")
+        1000, "prior", "virtio_transport_send_credit_update under lock_sock: alloc skb, header, "
+        "queue it and wake the TX worker")
+    tx_kick_ns: float = _cost(
+        3000, "prior", "the guest TX worker on the reader's CPU adding a control packet to the TX "
+        "virtqueue and kicking the host (a VM exit), per credit update")
     guest_send_ns: float = _cost(
         2500, "prior", "guest send() of one small reply in ping-pong (syscall + TX path + kick)")
 
     # ---- host ---------------------------------------------------------------
     host_send_ns: float = _cost(
-        1000, "prior", "host send() syscall in vsock_perf: vsock_connectible_sendmsg, lock_sock, "
+        1400, "prior", "host send() syscall in vsock_perf: vsock_connectible_sendmsg, lock_sock, "
         "credit check, per call")
     host_skb_ns: float = _cost(
-        400, "prior", "virtio_transport_send_pkt_info per skb: alloc, header, "
+        600, "prior", "virtio_transport_send_pkt_info per skb: alloc, header, "
         "vhost_transport_send_pkt queue + work wake-up")
     host_copy_byte_ns: float = _cost(
         0.35, "prior", "copy from the host sender's user buffer into the skb", "ns/B")
@@ -105,14 +111,24 @@ class Costs:
         150, "prior", "vhost_add_used: one used element plus a used->idx publish with barrier")
     vhost_used_entry_ns: float = _cost(
         25, "prior", "each further element of one vhost_add_used_n call")
+    vhost_tx_pkt_ns: float = _cost(
+        2500, "prior", "vhost_vsock_handle_tx_kick per guest packet (credit update or reply): "
+        "vhost_get_vq_desc, vhost_vsock_alloc_skb, copy, virtio_transport_recv_pkt on the host "
+        "socket (lookup, lock_sock, space_update, sk_write_space), vhost_add_used, signal")
     vhost_signal_ns: float = _cost(
         800, "prior", "vhost_signal: eventfd_signal to the guest's irqfd")
 
     # ---- latencies: elapsed time, not CPU time -----------------------------
-    vcpu_wake_latency_ns: float = _cost(
-        8000, "prior", "from a wake-up IPI or interrupt sent to an idle (halted) vCPU until "
-        "the woken guest task runs: a VM exit on halt, the host waking the vCPU thread, "
-        "re-entry", "ns (mean)")
+    vcpu_wake_polled_ns: float = _cost(
+        3000, "prior", "wake-up of a guest task whose vCPU went idle less than halt_poll_ns ago: "
+        "the host is still polling the halted vCPU, so the IPI only costs the exit already taken "
+        "and a VM entry, plus the guest's context switch", "ns (mean)")
+    vcpu_wake_halted_ns: float = _cost(
+        20000, "prior", "wake-up of a guest task whose vCPU has been idle longer than "
+        "halt_poll_ns: the host must wake the descheduled vCPU thread first", "ns (mean)")
+    halt_poll_ns: float = _cost(
+        0, "prior", "KVM halt polling window (module parameter halt_poll_ns, default "
+        "200000 on x86; Documentation/virt/kvm/halt-polling.rst)", "ns")
     wake_latency_cv: float = _cost(
         0.6, "prior", "coefficient of variation of every wake-up latency", "1")
     host_wake_latency_ns: float = _cost(

@@ -34,11 +34,13 @@ def simulate(p: Params, costs: Costs) -> Result:
     sim = Sim(p, costs)
     vq = RxVirtqueue()
     sk = GuestSock(sim)
-    vhost = Vhost(sim, vq)
-    sender = Sender(sim, HostSocket(p.buffer), vhost)
+    host_sock = HostSocket(p.buffer)
+    vhost = Vhost(sim, vq, host_sock)
+    sender = Sender(sim, host_sock, vhost)
     worker = RxWorker(sim, vq, sk, vhost)
     vhost.worker = worker
-    reader = Reader(sim, sk, sender, worker)
+    vhost.sender = sender
+    reader = Reader(sim, sk, vhost, worker)
     env = sim.env
     for task in (sender, vhost, worker, reader):
         env.process(task.main())
@@ -62,7 +64,7 @@ def _dropped(sim: Sim, sk: GuestSock, vq: RxVirtqueue, vhost: Vhost) -> int:
         return 0
     unread = sum(skb.len - skb.off for skb in sk.rx_queue)
     in_ring = sum(pkt.len for _, pkt in vq.used)
-    at_host = sum(skb.len - skb.offset for skb in vhost.send_pkt_queue)
+    at_host = sum(skb.len - skb.offset for _, skb in vhost.send_pkt_queue)
     in_recv = st.bytes_read - st.bytes_received   # copied by a recv() that never returned
     return st.bytes_dropped_rx + unread + in_ring + at_host + in_recv
 
@@ -85,10 +87,15 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
     rtt = summary_us(st.rtt) if st.rtt else None
     # Share of the run each thread spent on its CPU (busy time / elapsed time).
     utilization = {t.name: t.busy / end if end else 0.0 for t in tasks}
+    # What the RX worker did, for the cycles-per-byte calibration.
+    worker_ops = {"packets": st.packets, "payload_bytes": st.payload_bytes,
+                  "lock_holds": len(st.batch_pkts), "irqs": st.irqs, "refill_bufs": st.refill_bufs,
+                  "kicks": st.kicks, "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
+                  "busy_ns": worker.busy}
     counters = {
         name: getattr(st, name) for name in (
             "irqs", "vhost_runs", "vhost_signals", "used_publishes", "refills", "kicks",
-            "credit_updates", "sender_blocked", "skbs_queued", "tail_copies", "collapses",
+            "credit_updates", "guest_tx_pkts", "sender_blocked", "skbs_queued", "tail_copies", "collapses",
             "max_qlen", "max_buf_used", "min_host_credit", "bytes_enqueued", "bytes_read")
     }
     return Result(
@@ -117,6 +124,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         rtt_p95_us=rtt["p95"] if rtt else None,
         counters=counters,
         utilization=utilization,
+        worker_ops=worker_ops,
         sim_time_us=end / 1000,
         events=sim.yields,
         trace=sim.trace,

@@ -45,6 +45,7 @@ class Result:
     rtt_p95_us: float | None
     counters: dict
     utilization: dict
+    worker_ops: dict
     sim_time_us: float
     events: int
     trace: list | None = field(default=None, repr=False)

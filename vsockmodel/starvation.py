@@ -72,10 +72,10 @@ class _ScriptedHost:
         pass
 
 
-class _NoSender:
+class _NoHost:
     """The reader's credit updates go nowhere: the host sends nothing more."""
 
-    def credit_update(self, fwd_cnt: int, buf_alloc: int) -> None:
+    def from_guest(self, t: float, fwd_cnt: int, buf_alloc: int, nbytes: int = 0) -> None:
         pass
 
 
@@ -92,14 +92,15 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
                          f"allowed payload <= {p.buffer // 2}")
     if p.payload > p.buf_payload:
         raise ValueError(f"payload: must fit one RX buffer; allowed [1, {p.buf_payload}]")
-    costs = costs.with_(vcpu_wake_latency_ns=reader_wake_ns, jitter_cv=0.0, wake_latency_cv=0.0)
+    costs = costs.with_(vcpu_wake_polled_ns=reader_wake_ns, vcpu_wake_halted_ns=reader_wake_ns,
+                        jitter_cv=0.0, wake_latency_cv=0.0)
     sim = Sim(p, costs)
     vq = RxVirtqueue()
     sk = GuestSock(sim)
     host = _ScriptedHost(sim, vq, p.payload)
     worker = RxWorker(sim, vq, sk, host)
     host.worker = worker
-    reader = Reader(sim, sk, _NoSender(), worker)
+    reader = Reader(sim, sk, _NoHost(), worker)
     env = sim.env
     for proc in (host.main(), worker.main(), reader.main()):
         env.process(proc)

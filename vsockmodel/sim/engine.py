@@ -96,6 +96,16 @@ class Sim:
         """A wake-up latency with seeded noise (log-normal with the configured cv)."""
         return mean * self._wake[int(self.rng.random() * self.TABLE)]
 
+    def vcpu_wake(self, sleeper: "Task", t: float) -> float:
+        """Latency until a guest task asleep since ``sleeper.slept_at`` runs, if woken at t.
+
+        KVM keeps polling a halted vCPU for halt_poll_ns before descheduling
+        its thread, so a short sleep ends quickly and a long one slowly.
+        """
+        c = self.c
+        idle = t - sleeper.slept_at
+        return self.latency(c.vcpu_wake_polled_ns if idle < c.halt_poll_ns else c.vcpu_wake_halted_ns)
+
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
         if self.trace is not None:
@@ -130,6 +140,9 @@ class Task:
         self.name = name
         self.acc = 0.0    # CPU time done but not yet turned into simulated time
         self.busy = 0.0   # total CPU time, for cycles-per-byte
+        self.slept_at = 0.0  # when this task last went to sleep
+        self.sleeps = 0      # times it blocked (each costs a context switch pair)
+        self.wakes_sent = 0  # wake-ups it paid for (try_to_wake_up + IPI)
         self._noise = sim._jitter
         self._rand = sim.rng.random
         self._n = sim.TABLE
@@ -179,4 +192,6 @@ class Task:
             yield self.flush()
         self.sim.count_yield()
         self.busy += self.c.sleep_ns
+        self.sleeps += 1
+        self.slept_at = self.env._now
         yield ev

@@ -92,7 +92,7 @@ class RxWorker(Task):
         if self.irq is not None:
             # CPU1 is idle: the interrupt has to wake the halted vCPU first.
             ev, self.irq = self.irq, None
-            ev.fire(ts - self.env._now + self.sim.latency(self.c.vcpu_wake_latency_ns))
+            ev.fire(ts - self.env._now + self.sim.vcpu_wake(self, ts))
         else:
             self.irq_at = ts           # arrives while the worker is still busy
 
@@ -119,8 +119,10 @@ class RxWorker(Task):
             else:
                 if self.irq_at > self.t:
                     # The interrupt comes after the worker went idle.
-                    self.idle_until(self.irq_at + self.sim.latency(c.vcpu_wake_latency_ns))
+                    self.slept_at = self.t
+                    self.idle_until(self.irq_at + self.sim.vcpu_wake(self, self.irq_at))
                     self.busy += c.sleep_ns
+                    self.sleeps += 1
                     stats.wakeups["worker"] += 1
                 self.irq_at = None
             self.work(c.irq_ns)
@@ -144,6 +146,7 @@ class RxWorker(Task):
                         continue
                     break
                 stats.packets += 1
+                stats.payload_bytes += pkt.len
                 # get_buf, length checks, rx_put, tap: charged with the next step
                 pre = fixed_ns + pkt.len * byte_ns
                 if batching:
@@ -186,6 +189,7 @@ class RxWorker(Task):
         vq.rx_buf_nr += n
         vq.rx_buf_max_nr = max(vq.rx_buf_max_nr, vq.rx_buf_nr)
         stats.refills += 1
+        stats.refill_bufs += n
         if vq.vhost_notify:                                 # virtqueue_kick() needs a VM exit
             self.work(c.vq_kick_ns)
             stats.kicks += 1
@@ -364,7 +368,8 @@ class RxWorker(Task):
                 saved += 1
             else:
                 merged.append(skb)
-        self.sk.rx_queue = merged
+        q.clear()
+        q.extend(merged)
 
     def reset(self, pkt: Packet) -> None:
         """recv_connected() after inc_rx_pkt fails: ENOBUFS reset (a4f0b001782b)."""

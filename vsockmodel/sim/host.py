@@ -29,12 +29,25 @@ class HostSkb:
 
 
 class HostSocket:
-    """The host end's credit view (virtio_vsock_sock TX side, under tx_lock)."""
+    """The host end's credit view (virtio_vsock_sock TX side, under tx_lock).
+
+    Credit learned from guest packets is stamped with the time the vhost thread
+    processed them; the sender applies an entry once its own time has passed it.
+    """
 
     def __init__(self, peer_buf_alloc: int):
         self.tx_cnt = 0
         self.peer_fwd_cnt = 0
         self.peer_buf_alloc = peer_buf_alloc
+        self.learned: deque = deque()   # (time, fwd_cnt, buf_alloc)
+
+    def advance(self, t: float) -> None:
+        """virtio_transport_space_update() for every guest packet processed by time t."""
+        learned = self.learned
+        while learned and learned[0][0] <= t:
+            _, fwd_cnt, buf_alloc = learned.popleft()
+            self.peer_fwd_cnt = max(self.peer_fwd_cnt, fwd_cnt)
+            self.peer_buf_alloc = buf_alloc
 
     def credit(self) -> int:
         """peer_buf_alloc - (tx_cnt - peer_fwd_cnt): may not go below zero."""
@@ -55,9 +68,8 @@ class Sender(Task):
         super().__init__(sim, "sender")
         self.sock = sock
         self.vhost = vhost
-        self.credit_wait: Wakeup | None = None   # blocked in vsock_connectible_sendmsg
-        self.reply_wait: Wakeup | None = None    # ping-pong: waiting in recv()
-        self.reply_bytes = 0
+        self.blocked: Wakeup | None = None   # waiting for credit, or for a reply
+        self.replies: deque = deque()        # ping-pong: (time, bytes) echoed back
 
     def main(self):
         p, c, stats, sock = self.sim.p, self.c, self.sim.stats, self.sock
@@ -70,15 +82,19 @@ class Sender(Task):
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
+                sock.advance(self.t)
                 credit = min(remaining, sock.has_space())
                 if credit == 0:
+                    stats.sender_blocked += 1
+                    if sock.learned:
+                        # Credit already on its way: sleep until it is processed.
+                        self.idle_until(sock.learned[0][0] + self.sim.latency(c.host_wake_latency_ns))
+                        continue
                     ev = self.sync()
                     if ev is not None:
                         yield ev
                         continue
-                    stats.sender_blocked += 1
-                    self.credit_wait = Wakeup(self.env)
-                    yield from self.sleep_on(self.credit_wait)
+                    yield from self.block()                 # vsock_connectible_sendmsg waits
                     continue
                 # virtio_transport_send_pkt_info(): skbs of at most 64 KiB
                 while credit:
@@ -95,46 +111,58 @@ class Sender(Task):
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
 
+    def block(self):
+        self.blocked = Wakeup(self.env)
+        yield from self.sleep_on(self.blocked)
+
     def wait_reply(self, nbytes: int):
-        while self.reply_bytes < nbytes:
-            self.reply_wait = Wakeup(self.env)
-            yield from self.sleep_on(self.reply_wait)
-        self.reply_bytes -= nbytes
+        got = 0
+        while got < nbytes:
+            replies = self.replies
+            if replies:
+                if replies[0][0] > self.t:
+                    self.idle_until(replies[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
+                got += replies.popleft()[1]
+                continue
+            ev = self.sync()
+            if ev is not None:
+                yield ev
+                continue
+            yield from self.block()
         self.work(self.c.host_send_ns)  # the recv() that returns the reply
 
-    # ---- called from the guest's events -------------------------------------------
-    def credit_update(self, fwd_cnt: int, buf_alloc: int) -> None:
-        """A guest packet carrying credit arrives (virtio_transport_space_update)."""
-        self.sock.peer_fwd_cnt = max(self.sock.peer_fwd_cnt, fwd_cnt)
-        self.sock.peer_buf_alloc = buf_alloc
-        if self.credit_wait is not None and self.sock.has_space() > 0:
-            ev, self.credit_wait = self.credit_wait, None
-            # sk_write_space on the host wakes the blocked sender
-            ev.fire(self.sim.latency(self.c.host_wake_latency_ns))
-
-    def reply(self, nbytes: int) -> None:
-        self.reply_bytes += nbytes
-        if self.reply_wait is not None:
-            ev, self.reply_wait = self.reply_wait, None
-            ev.fire(self.sim.latency(self.c.host_wake_latency_ns))
+    def notify(self, t: float) -> None:
+        """sk_write_space / sk_data_ready on the host socket at time t."""
+        if self.blocked is not None:
+            ev, self.blocked = self.blocked, None
+            ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
 
 
 class Vhost(Task):
-    """The vhost worker running vhost_transport_do_send_pkt() for the guest RX queue."""
+    """The vhost worker thread of the device.
 
-    def __init__(self, sim: Sim, vq: RxVirtqueue):
+    One thread serves both virtqueues: the guest RX queue
+    (vhost_transport_do_send_pkt, host to guest data) and the guest TX queue
+    (vhost_vsock_handle_tx_kick: credit updates and replies from the guest).
+    """
+
+    def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
         super().__init__(sim, "vhost")
         self.vq = vq
+        self.sock = sock
         self.send_pkt_queue: deque = deque()   # (time queued, HostSkb)
+        self.tx_queue: deque = deque()         # (time kicked, fwd_cnt, buf_alloc, reply bytes)
         self.idle: Wakeup | None = None
         self.worker = None   # the guest RX worker, for interrupts (set by the model)
+        self.sender = None   # the host sender, woken by credit and replies
+        # Guest packets reach us at least this long after the guest acts: we may
+        # run this far ahead of the guest without missing one.
+        self.lookahead = sim.c.host_to_guest_latency_ns
 
     def queue(self, t: float, skb: HostSkb) -> None:
         """vhost_transport_send_pkt(): queue the skb and wake the worker thread."""
         self.send_pkt_queue.append((t, skb))
-        if self.idle is not None:
-            ev, self.idle = self.idle, None
-            ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
+        self._wake(t)
 
     def kick(self, delay: float) -> None:
         """The guest kicked the RX queue after a refill (vhost_vsock_handle_rx_kick)."""
@@ -142,14 +170,43 @@ class Vhost(Task):
             ev, self.idle = self.idle, None
             ev.fire(delay)
 
+    def from_guest(self, t: float, fwd_cnt: int, buf_alloc: int, nbytes: int = 0) -> None:
+        """A guest TX kick at time t: a credit update, or a reply of nbytes."""
+        self.tx_queue.append((t, fwd_cnt, buf_alloc, nbytes))
+        self._wake(t)
+
+    def _wake(self, t: float) -> None:
+        if self.idle is not None:
+            ev, self.idle = self.idle, None
+            ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
+
+    def handle_tx(self) -> None:
+        """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
+        tx = self.tx_queue
+        while tx and tx[0][0] <= self.t:
+            _, fwd_cnt, buf_alloc, nbytes = tx.popleft()
+            self.work(self.c.vhost_tx_pkt_ns)
+            t = self.t
+            self.sock.learned.append((t, fwd_cnt, buf_alloc))
+            if nbytes:
+                self.sender.replies.append((t, nbytes))
+            self.sim.stats.guest_tx_pkts += 1
+            self.sender.notify(t)
+
     def main(self):
         vq, c = self.vq, self.c
-        q = self.send_pkt_queue
+        q, tx = self.send_pkt_queue, self.tx_queue
         while True:
+            if tx and tx[0][0] <= self.t:
+                self.handle_tx()
             if not q or not vq.avail:
                 ev = self.sync()
                 if ev is not None:
                     yield ev
+                    continue
+                if tx:
+                    # Nothing to send to the guest yet: idle until its next packet.
+                    self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
                     continue
                 vq.vhost_notify = True                  # vhost_enable_notify()
                 self.idle = Wakeup(self.env)
@@ -159,6 +216,9 @@ class Vhost(Task):
             # then, plus the host's wake-up latency.
             t_queued = q[0][0]
             if t_queued > self.t:
+                if tx and tx[0][0] < t_queued:
+                    self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
+                    continue
                 self.idle_until(t_queued + self.sim.latency(c.host_wake_latency_ns))
             vq.vhost_notify = False                     # vhost_disable_notify()
             yield from self.do_send_pkt()
@@ -174,7 +234,12 @@ class Vhost(Task):
         pkts = total_len = 0
         pending: list[Packet] = []   # vhost_used_batch: heads not yet published
         stats.vhost_runs += 1
+        tx = self.tx_queue
         while True:
+            if self.t > self.env._now + self.lookahead:
+                yield self.flush()                      # let the guest catch up
+            if tx and tx[0][0] <= self.t:
+                self.handle_tx()
             if not q:
                 ev = self.sync()                        # the sender may be behind us
                 if ev is not None:

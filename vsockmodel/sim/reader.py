@@ -15,10 +15,12 @@ WARMUP_FRACTION = 0.1
 
 
 class Reader(Task):
-    def __init__(self, sim: Sim, sk: GuestSock, sender, worker):
+    def __init__(self, sim: Sim, sk: GuestSock, host, worker):
         super().__init__(sim, "reader")
+        self.kicks = 0
         self.sk = sk
-        self.sender = sender
+        sk.reader = self
+        self.host = host          # receives guest packets: vhost's TX side
         self.worker = worker
 
     def main(self):
@@ -66,20 +68,10 @@ class Reader(Task):
                 yield ev
             # The reply carries this socket's fwd_cnt and buf_alloc, like every packet.
             self.sk.last_fwd_cnt = self.sk.fwd_cnt
-            self._to_host(self.acc + c.host_to_guest_latency_ns,
-                          self._reply_arrives(p.payload, self.sk.fwd_cnt))
+            self.host.from_guest(self.t + c.host_to_guest_latency_ns, self.sk.fwd_cnt,
+                                 self.sk.buf_alloc, p.payload)
         stats.end_t = self.t
         self.sim.finish()
-
-    def _reply_arrives(self, nbytes: int, fwd_cnt: int):
-        def arrive(_event):
-            self.sender.credit_update(fwd_cnt, self.sk.buf_alloc)
-            self.sender.reply(nbytes)
-        return arrive
-
-    def _to_host(self, delay: float, callback) -> None:
-        ev = self.env.timeout(delay)
-        ev.callbacks.append(callback)
 
     # ---- vsock_connectible_recvmsg() --------------------------------------------
     def recvmsg(self, length: int):
@@ -88,6 +80,8 @@ class Reader(Task):
         stats.recv_calls += 1
         self.work(c.recv_syscall_ns)
         yield from sk.lock_sock(self)
+        self.work(c.recvmsg_locked_ns)
+        self.kicks = 0
         target = min(sk.rcvlowat, length) or 1              # sock_rcvlowat()
         copied = 0
         while True:
@@ -109,6 +103,10 @@ class Reader(Task):
                 break
             target -= read
         yield from sk.release_sock(self)
+        if self.kicks:
+            # The TX worker (on this CPU) sends the queued credit update: it
+            # competes with the reader for CPU0 once the socket is released.
+            self.work(self.kicks * c.tx_kick_ns)
         self.sim.log(self.t, "reader", "recv", bytes=copied)
         return copied
 
@@ -140,10 +138,10 @@ class Reader(Task):
 
     def send_credit_update(self) -> None:
         """virtio_transport_send_credit_update(): OP_CREDIT_UPDATE carrying fwd_cnt."""
-        sk = self.sk
-        self.work(self.c.credit_update_ns)
+        sk, c = self.sk, self.c
+        self.work(c.credit_update_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                        # virtio_transport_inc_tx_pkt()
         self.sim.stats.credit_updates += 1
-        fwd_cnt, buf_alloc = sk.fwd_cnt, sk.buf_alloc
-        self._to_host(self.acc + self.c.host_to_guest_latency_ns,
-                      lambda _e: self.sender.credit_update(fwd_cnt, buf_alloc))
+        self.kicks += 1
+        self.host.from_guest(self.t + c.tx_kick_ns + c.host_to_guest_latency_ns,
+                             sk.fwd_cnt, sk.buf_alloc)

@@ -52,6 +52,7 @@ class GuestSock:
         self.rcvlowat = p.rcvlowat
         self.queue_max = kernel.queue_max(p.buffer)
         self.done = False                   # SOCK_DONE / reset
+        self.reader = None                  # the task that sleeps on sk_sleep(sk)
 
     # ---- lock_sock / release_sock ---------------------------------------------
     # The caller syncs first (Task.sync) and charges the CPU cost of the calls;
@@ -112,7 +113,8 @@ class GuestSock:
         if self.lock_wq:
             waiter, wev = self.lock_wq.popleft()
             task.work(self.sim.c.wakeup_ns)
-            wev.fire(task.acc + self.sim.latency(self.sim.c.vcpu_wake_latency_ns))
+            task.wakes_sent += 1
+            wev.fire(task.acc + self.sim.vcpu_wake(waiter, task.env._now + task.acc))
 
     # ---- sk_data_ready ---------------------------------------------------------
     def sk_data_ready(self, task: Task) -> None:
@@ -125,9 +127,9 @@ class GuestSock:
         if ev is None:
             return
         self.sleeper = None          # autoremove_wake_function
-        c = self.sim.c
-        task.work(c.wakeup_ns)
-        ev.fire(task.acc + self.sim.latency(c.vcpu_wake_latency_ns))
+        task.work(self.sim.c.wakeup_ns)
+        task.wakes_sent += 1
+        ev.fire(task.acc + self.sim.vcpu_wake(self.reader, task.env._now + task.acc))
         self.sim.log(task.t, task.name, "wake_reader")
 
     def vsock_data_ready(self, task: Task) -> None:

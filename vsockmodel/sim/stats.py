@@ -16,6 +16,7 @@ class Stats:
     bytes_dropped_rx: int = 0    # refused by inc_rx_pkt or arriving after the reset
     writes: int = 0              # host send() calls completed
     packets: int = 0             # guest RX buffers handled by the RX worker
+    payload_bytes: int = 0       # payload carried by those buffers
     skbs_queued: int = 0         # packets that became their own rx_queue entry
     tail_copies: int = 0         # packets copied into the last skb (GOOD_COPY_LEN)
     collapses: int = 0           # virtio_transport_collapse_rx_queue calls
@@ -27,8 +28,10 @@ class Stats:
     vhost_signals: int = 0
     used_publishes: int = 0      # used->idx updates (vhost_add_used / _n calls)
     refills: int = 0
+    refill_bufs: int = 0
     kicks: int = 0
     credit_updates: int = 0
+    guest_tx_pkts: int = 0       # guest packets (credit, replies) handled by vhost
     sender_blocked: int = 0      # host sender waits for credit
     max_qlen: int = 0
     max_buf_used: int = 0
