@@ -135,6 +135,53 @@ def cmd_bench(a) -> int:
     return bench_main(quick=a.quick)
 
 
+def cmd_calibrate(a) -> int:
+    from . import calibrate
+    from .costs import Costs
+
+    def progress(it, i, n):
+        if not a.quiet:
+            print(f"\r  iteration {it + 1}: simulated {i}/{n} configurations", end="", file=sys.stderr)
+
+    result = calibrate.fit(Costs(), progress=progress)
+    if not a.quiet:
+        print(file=sys.stderr)
+    if a.dry_run:
+        path = "(not written: --dry-run)"
+    else:
+        path = calibrate.write(result)
+    if a.json:
+        print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
+        return 0
+    print("Fitted group scales (1 = the prior):")
+    for g, v in result["scales"].items():
+        print(f"  {g:<12} {v:6.3f}   ({', '.join(calibrate.GROUPS[g])})")
+    print(f"\nCycles per byte refit over {len(result['rows'])} measurements: "
+          f"rms error {result['rms_pct']:.2f} %")
+    for r in result["rows"]:
+        print(f"  {r['table']:<16} {r['state']:<9} {fmt_size(r['payload']):>7}  measured "
+              f"{r['measured']:7.3f}  model {r['predicted']:7.3f}  ({r['error_pct']:+5.1f} %)")
+    print(f"\nwrote {path}")
+    return 0
+
+
+def cmd_validate(a) -> int:
+    from . import validate
+
+    def progress(i, n):
+        if not a.quiet:
+            print(f"\r  simulated {i}/{n} runs", end="", file=sys.stderr)
+
+    report = validate.validate(jobs=a.jobs, progress=progress)
+    if not a.quiet:
+        print(file=sys.stderr)
+    if a.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(validate.format_report(report))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m vsockmodel",
                      description="A discrete-event model of the virtio-vsock guest RX path.")
@@ -159,6 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiz", action="store_true")
     p.add_argument("-c", "--compute", action="store_true")
     p.set_defaults(func=cmd_starvation)
+
+    p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte tables")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="fit and print, but do not write costs.json")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("validate", help="predicted vs measured gains for every seed table")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all CPUs)")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")
     p.add_argument("--quick", action="store_true", help="fewer repetitions")

@@ -119,16 +119,18 @@ class Costs:
         800, "prior", "vhost_signal: eventfd_signal to the guest's irqfd")
 
     # ---- latencies: elapsed time, not CPU time -----------------------------
-    vcpu_wake_polled_ns: float = _cost(
-        3000, "prior", "wake-up of a guest task whose vCPU went idle less than halt_poll_ns ago: "
-        "the host is still polling the halted vCPU, so the IPI only costs the exit already taken "
-        "and a VM entry, plus the guest's context switch", "ns (mean)")
-    vcpu_wake_halted_ns: float = _cost(
-        20000, "prior", "wake-up of a guest task whose vCPU has been idle longer than "
-        "halt_poll_ns: the host must wake the descheduled vCPU thread first", "ns (mean)")
-    halt_poll_ns: float = _cost(
-        0, "prior", "KVM halt polling window (module parameter halt_poll_ns, default "
-        "200000 on x86; Documentation/virt/kvm/halt-polling.rst)", "ns")
+    vcpu_wake_short_ns: float = _cost(
+        5000, "prior", "wake-up of a guest task whose vCPU has been idle for less than "
+        "deep_idle_ns: the halted vCPU's host CPU is in a shallow idle state; kvm_vcpu_kick, "
+        "VM entry and the guest's context switch take a few microseconds", "ns (mean)")
+    vcpu_wake_long_ns: float = _cost(
+        30000, "prior", "wake-up of a guest task whose vCPU has been idle longer: the host CPU "
+        "has entered a deep C-state (exit latencies of tens of microseconds on server parts) "
+        "and the vCPU thread has to be scheduled in again", "ns (mean)")
+    deep_idle_ns: float = _cost(
+        50000, "prior", "idle time after which a halted vCPU wakes slowly: host cpuidle "
+        "governors choose deep states for idle periods longer than their target residency, "
+        "which is tens to hundreds of microseconds", "ns")
     wake_latency_cv: float = _cost(
         0.6, "prior", "coefficient of variation of every wake-up latency", "1")
     host_wake_latency_ns: float = _cost(

@@ -99,12 +99,13 @@ class Sim:
     def vcpu_wake(self, sleeper: "Task", t: float) -> float:
         """Latency until a guest task asleep since ``sleeper.slept_at`` runs, if woken at t.
 
-        KVM keeps polling a halted vCPU for halt_poll_ns before descheduling
-        its thread, so a short sleep ends quickly and a long one slowly.
+        Each task has its vCPU to itself, so when it sleeps its vCPU halts. The
+        longer the vCPU has been idle, the deeper the host CPU under it sleeps,
+        and the slower the wake-up.
         """
         c = self.c
         idle = t - sleeper.slept_at
-        return self.latency(c.vcpu_wake_polled_ns if idle < c.halt_poll_ns else c.vcpu_wake_halted_ns)
+        return self.latency(c.vcpu_wake_short_ns if idle < c.deep_idle_ns else c.vcpu_wake_long_ns)
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
