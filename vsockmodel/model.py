@@ -63,7 +63,7 @@ def _dropped(sim: Sim, sk: GuestSock, vq: RxVirtqueue, vhost: Vhost) -> int:
     if not st.resets:
         return 0
     unread = sum(skb.len - skb.off for skb in sk.rx_queue)
-    in_ring = sum(pkt.len for _, pkt in vq.used)
+    in_ring = sum(pkt.len for _, pkt in vq.used) + sum(pkt.len for pkt in vhost.pending_used)
     at_host = sum(skb.len - skb.offset for _, skb in vhost.send_pkt_queue)
     in_recv = st.bytes_read - st.bytes_received   # copied by a recv() that never returned
     return st.bytes_dropped_rx + unread + in_ring + at_host + in_recv
@@ -119,7 +119,8 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         lock_wait_us={k: summary_us(v) for k, v in st.lock_wait.items()},
         batch_pkts={"count": len(st.batch_pkts),
                     "mean": sum(st.batch_pkts) / len(st.batch_pkts) if st.batch_pkts else 0.0,
-                    "max": max(st.batch_pkts, default=0)},
+                    "max": max(st.batch_pkts, default=0),
+                    "max_bytes": max(st.batch_bytes, default=0)},
         rtt_us=rtt["mean"] if rtt else None,
         rtt_p95_us=rtt["p95"] if rtt else None,
         counters=counters,
@@ -129,5 +130,6 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         events=sim.yields,
         trace=sim.trace,
         raw={"lock_hold_ns": st.lock_hold, "lock_wait_ns": st.lock_wait,
-             "batch_pkts": st.batch_pkts, "rtt_ns": st.rtt, "recv_sizes": st.recv_sizes},
+             "batch_pkts": st.batch_pkts, "batch_bytes": st.batch_bytes, "rtt_ns": st.rtt,
+             "recv_sizes": st.recv_sizes},
     )

@@ -96,11 +96,23 @@ class Params:
 
     @property
     def packets_per_write(self) -> int:
-        # vhost_transport_do_send_pkt splits a host skb (at most 64 KiB) across
-        # guest buffers of buf_payload bytes each.
+        """Guest RX buffers one send() fills when credit is plentiful.
+
+        virtio_transport_send_pkt_info() makes skbs of at most 64 KiB, and
+        vhost_transport_do_send_pkt() splits each across guest buffers of
+        buf_payload bytes.
+        """
         full, rest = divmod(self.payload, kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)
         per_skb = math.ceil(kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE / self.buf_payload)
         return full * per_skb + (math.ceil(rest / self.buf_payload) if rest else 0)
+
+    @property
+    def max_packets(self) -> int:
+        """An upper bound on packets in the run: a buffer smaller than a write
+        makes the sender split it by credit into more, smaller packets."""
+        chunk = min(self.buf_payload, self.buffer)
+        per_write = max(self.packets_per_write, math.ceil(self.payload / chunk))
+        return self.writes * per_write
 
     @property
     def writes(self) -> int:
@@ -169,12 +181,12 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
     if p.transfer is not None:
         _check_int("transfer", p.transfer, p.payload, 2**62, " bytes (at least one payload)")
-    packets = p.writes * p.packets_per_write
+    packets = p.max_packets
     if packets > MAX_PACKETS:
         raise ValueError(
             f"transfer: {p.transfer_bytes} bytes of {p.payload}-byte writes is {packets} packets; "
             f"allowed at most {MAX_PACKETS} packets per run (about 10 s of wall time), "
-            f"i.e. transfer <= {MAX_PACKETS // p.packets_per_write * p.payload} bytes")
+            f"i.e. transfer <= {MAX_PACKETS * p.payload // (packets // p.writes)} bytes")
 
     if costs is None:
         costs = default_costs()

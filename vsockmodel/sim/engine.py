@@ -83,7 +83,7 @@ class Sim:
         self._jitter = _lognormal_table(costs.jitter_cv, self.TABLE)
         self._wake = _lognormal_table(costs.wake_latency_cv, self.TABLE)
         self.yields = 0
-        packets = max(1, params.writes * params.packets_per_write)
+        packets = max(1, params.max_packets)
         self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 

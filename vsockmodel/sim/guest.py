@@ -44,6 +44,7 @@ class RxWorker(Task):
         self.irq_at: float | None = None # an interrupt that came while the worker was busy
         self.signals: deque = deque()    # vhost signals seen while callbacks were off
         self.held_pkts = 0               # packets handled under the current lock_sock
+        self.held_bytes = 0              # and their payload
         spec, c = sim.p.spec, sim.c
         self.check_headroom = sim.p.check_headroom
         self.coalesce_write_space = spec.coalesce_write_space
@@ -205,7 +206,7 @@ class RxWorker(Task):
         if sk.owned:
             yield from sk.lock_sock_slow(self)              # lock_sock(): contended
         sk.take(self)
-        self.held_pkts = 0
+        self.held_pkts = self.held_bytes = 0
         self.work(self.cost_locked)                         # space_update .. release_sock
         self.recv_pkt_locked(pkt, batch=None)
         ev = self.sync()
@@ -231,7 +232,7 @@ class RxWorker(Task):
         if sk.owned:
             yield from sk.lock_sock_slow(self)
         sk.take(self)
-        self.held_pkts = 0
+        self.held_pkts = self.held_bytes = 0
         start_batch = self.recv_pkt_batchable()             # under sk_callback_lock
         if start_batch:
             batch.sk = sk                                   # patch 4: set before processing
@@ -266,6 +267,7 @@ class RxWorker(Task):
         """
         sk = self.sk
         self.held_pkts += 1
+        self.held_bytes += pkt.len
         if sk.done:                                         # SOCK_DONE: reset, free
             self.sim.stats_drop(pkt.len)
             return False
@@ -305,6 +307,7 @@ class RxWorker(Task):
 
     def release(self, sk: GuestSock) -> None:
         self.sim.stats.batch_pkts.append(self.held_pkts)
+        self.sim.stats.batch_bytes.append(self.held_bytes)
         if self.sim.trace is not None and self.sim.p.spec.batch:
             self.sim.log(self.t, "worker", "batch_end", pkts=self.held_pkts)
         sk.release(self)

@@ -153,6 +153,7 @@ class Vhost(Task):
         self.send_pkt_queue: deque = deque()   # (time queued, HostSkb)
         self.tx_queue: deque = deque()         # (time kicked, fwd_cnt, buf_alloc, reply bytes)
         self.idle: Wakeup | None = None
+        self.pending_used: list[Packet] = []   # filled buffers not yet in the used ring
         self.worker = None   # the guest RX worker, for interrupts (set by the model)
         self.sender = None   # the host sender, woken by credit and replies
         # Guest packets reach us at least this long after the guest acts: we may
@@ -232,7 +233,7 @@ class Vhost(Task):
         buf_payload = p.buf_payload
         used_batch = p.vhost_used_batch
         pkts = total_len = 0
-        pending: list[Packet] = []   # vhost_used_batch: heads not yet published
+        pending = self.pending_used  # vhost_used_batch: heads not yet published
         stats.vhost_runs += 1
         tx = self.tx_queue
         while True:
@@ -263,7 +264,6 @@ class Vhost(Task):
                 pending.append(pkt)
                 if len(pending) == vq.size:             # used_limit: the ring size
                     self._add_used_n(pending)
-                    pending = []
             else:
                 # copy header + payload, then vhost_add_used(): publish one element
                 self.work(pkt_ns + add_used_ns + payload_len * copy_ns)
@@ -290,4 +290,5 @@ class Vhost(Task):
         t = self.t
         for pkt in pkts:
             self.vq.publish(t, pkt)
+        pkts.clear()
         self.sim.stats.used_publishes += 1

@@ -128,7 +128,10 @@ class Reader(Task):
                 q.popleft()                                 # __skb_unlink, consume_skb
                 freed += 1
         self.work(total * c.copy_to_user_byte_ns + freed * c.dequeue_skb_ns)
-        self.sim.stats.bytes_read += total
+        stats = self.sim.stats
+        stats.bytes_read += total
+        if sk.rx_bytes < 0 or stats.bytes_read > stats.bytes_enqueued:
+            raise AssertionError("the reader read more than was received")
         fwd_cnt_delta = sk.fwd_cnt - sk.last_fwd_cnt
         free_space = sk.buf_alloc - fwd_cnt_delta
         low_rx_bytes = sk.rx_bytes < sk.rcvlowat

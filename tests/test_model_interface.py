@@ -1,0 +1,144 @@
+"""Seed 000's scenario, bad input, and the command line."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import vsockmodel as vm
+from vsockmodel import kernel
+from vsockmodel.starvation import starvation
+
+# ---- seed 000: two same-flow packets, queue_max == 1 -----------------------------
+
+
+def test_a_1k_buffer_leaves_one_metadata_slot():
+    assert kernel.queue_max(1024) == 1
+    assert kernel.rx_skb_has_headroom(0, 1024) and not kernel.rx_skb_has_headroom(1, 1024)
+
+
+def test_fast_reader_per_packet_locking_gives_the_reader_its_chance():
+    r = starvation(variant="baseline", buffer="1K", reader_wake_ns=200)
+    assert not r.reset and r.bytes_received == 2 * r.payload
+    # the reader dequeued the first packet between the two lock holds of the worker
+    events = [(a, e.split()[0]) for _, a, e in r.interleaving]
+    assert events.index(("reader", "recv")) < events.index(("worker", "enqueue"), 1 + events.index(("worker", "enqueue")))
+
+
+def test_fast_reader_batch_without_headroom_check_resets():
+    r = starvation(variant="p1-p3", buffer="1K", headroom_check=False, reader_wake_ns=200)
+    assert r.reset and "ENOBUFS" in r.reason and r.bytes_received == 0
+
+
+@pytest.mark.parametrize("variant", ["p1-p3", "p1-p5"])
+def test_fast_reader_batch_with_headroom_check_survives(variant):
+    r = starvation(variant=variant, buffer="1K", headroom_check=True, reader_wake_ns=200)
+    assert not r.reset and r.bytes_received == 2 * r.payload
+
+
+@pytest.mark.parametrize("variant,check", [("baseline", None), ("p1-p3", True), ("p1-p3", False)])
+def test_slow_reader_every_sk_buff_mode_resets(variant, check):
+    # The check restores an opportunity; it does not guarantee it (seed 000).
+    r = starvation(variant=variant, buffer="1K", headroom_check=check, reader_wake_ns=20_000)
+    assert r.reset
+
+
+def test_pre_skb_has_no_metadata_budget():
+    assert not starvation(variant="pre-skb", buffer="1K", reader_wake_ns=20_000).reset
+
+
+# ---- bad input: one clear ValueError naming the parameter and its range -------------
+
+@pytest.mark.parametrize("kwargs,name,hint", [
+    ({"payload": -4}, "payload", "[1,"),
+    ({"payload": 0}, "payload", "[1,"),
+    ({"buffer": 64}, "buffer", "128"),
+    ({"buffer": 0}, "buffer", "128"),
+    ({"variant": "p1-p9"}, "variant", "baseline"),
+    ({"workload": "rr"}, "workload", "pingpong"),
+    ({"batch_pkts": 0}, "batch_pkts", "[1,"),
+    ({"batch_bytes": 0}, "batch_bytes", "[1,"),
+    ({"recv_size": 0}, "recv_size", "[1,"),
+    ({"payload": 64, "transfer": "10G"}, "transfer", "at most"),
+    ({"payload": "4X"}, "payload", "suffix"),
+    ({"rcvlowat": 1 << 20}, "rcvlowat", "buffer"),
+    ({"seed": -1}, "seed", "[0,"),
+    ({"nonsense": 1}, "nonsense", "known"),
+    ({"costs": {"lock_ns": -1}}, "lock_ns", ">= 0"),
+])
+def test_bad_input_is_one_clear_error(kwargs, name, hint):
+    with pytest.raises(ValueError) as exc:
+        vm.run(**kwargs)
+    msg = str(exc.value)
+    assert name in msg and hint in msg and "\n" not in msg
+
+
+def test_sizes_accept_suffixes():
+    p, _ = vm.make_params(payload="4K", recv_size="64KiB", buffer="1M")
+    assert (p.payload, p.recv_size, p.buffer) == (4096, 65536, 1 << 20)
+
+
+def test_runs_are_bounded():
+    # the largest run allowed is refused before it starts when it would be too long...
+    with pytest.raises(ValueError, match="transfer"):
+        vm.make_params(payload=1, transfer=10**9)
+    # ...and the event budget stops a run that goes wrong
+    from vsockmodel.sim.engine import Sim
+    old = Sim.MAX_EVENTS_PER_PACKET
+    try:
+        Sim.MAX_EVENTS_PER_PACKET = 0
+        with pytest.raises(vm.SimulationLimitExceeded):
+            vm.run(payload=4096, transfer=4096 * 20000)
+    finally:
+        Sim.MAX_EVENTS_PER_PACKET = old
+
+
+# ---- the command line ------------------------------------------------------------------
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "vsockmodel", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_run_json_has_the_documented_fields():
+    out = cli("run", "--variant", "p1-p3", "--payload", "4K", "--recv-size", "64K",
+              "--buffer", "256K", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    for key in ("throughput_gbps", "recv_calls", "writes", "packets", "bytes_sent",
+                "bytes_received", "bytes_dropped", "resets", "rx_cycles_per_byte",
+                "wakeups", "futile_wakeups"):
+        assert key in d
+    assert d["params"]["variant"] == "p1-p3" and d["params"]["payload"] == 4096
+
+
+def test_cli_pingpong_json_has_rtt():
+    d = json.loads(cli("run", "--workload", "pingpong", "--requests", "50", "--json").stdout)
+    assert d["rtt_us"] > 0
+
+
+def test_cli_echoes_arguments_and_hides_answers_in_quiz_mode():
+    out = cli("run", "--payload", "64", "--quiz", "-s", "3")
+    assert "ARG payload 64" in out.stdout and "ARG seed 3" in out.stdout
+    assert "Gbit/s" not in out.stdout
+    assert "Gbit/s" in cli("run", "--payload", "64", "--quiz", "-c", "-s", "3").stdout
+
+
+def test_cli_starvation():
+    out = cli("starvation", "--buffer", "1K", "--variant", "p1-p3", "--no-headroom-check", "--json")
+    assert json.loads(out.stdout)["reset"] is True
+    out = cli("starvation", "--buffer", "1K", "--variant", "p1-p3", "--json")
+    assert json.loads(out.stdout)["reset"] is False
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--payload", "-4"], ["run", "--variant", "nope"], ["run", "--buffer", "0"],
+    ["run", "--batch-pkts", "0"], ["run", "--recv-size", "0"], ["run", "--bogus"],
+    ["starvation", "--buffer", "64"],
+])
+def test_cli_bad_input_exits_2_with_one_line(args):
+    out = cli(*args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr

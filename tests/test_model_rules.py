@@ -1,0 +1,149 @@
+"""The model obeys the kernel's rules and never loses a byte."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vsockmodel as vm
+from vsockmodel import kernel
+
+VARIANTS = list(vm.VARIANTS)
+
+configs = st.fixed_dictionaries({
+    "variant": st.sampled_from(VARIANTS),
+    "payload": st.sampled_from([1, 64, 100, 129, 256, 1000, 3732, 4096, 9000, 65536, 200_000]),
+    "recv_size": st.sampled_from([1, 64, 777, 4096, 65536]),
+    "buffer": st.sampled_from([128, 600, 1024, 4096, 65536, 262144, 1 << 20]),
+    "rx_buf_payload": st.sampled_from([None, 512, 3732, 4096]),
+    "batch_pkts": st.integers(1, 80),
+    "batch_bytes": st.sampled_from([1, 1000, 65536, 1 << 20]),
+    "headroom_check": st.sampled_from([None, True, False]),
+    "vhost_used_batch": st.booleans(),
+    "seed": st.integers(0, 1000),
+})
+
+
+def _small(cfg):
+    """About 40 packets: enough to exercise every path, quick enough for many examples."""
+    p, _ = vm.make_params(**cfg)
+    writes = max(2, 40 // p.packets_per_write)
+    return dict(cfg, transfer=writes * p.payload)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs)
+def test_every_byte_is_received_or_counted_as_dropped(cfg):
+    r = vm.run(**_small(cfg))        # raises Deadlock if the run cannot finish
+    assert r.bytes_sent == r.bytes_received + r.bytes_dropped
+    assert r.bytes_sent > 0
+    if r.resets == 0:
+        assert r.bytes_dropped == 0
+        assert r.bytes_received == r.params["transfer"]
+    else:
+        assert r.bytes_dropped > 0 and "ENOBUFS" in r.reset_reason
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs)
+def test_kernel_rules_hold(cfg):
+    cfg = _small(cfg)
+    r = vm.run(**cfg)
+    p = r.params
+    c = r.counters
+    # credit: the host never sends beyond the guest's advertised buffer
+    assert c["min_host_credit"] >= 0
+    # the payload budget: buf_used never exceeds buf_alloc
+    assert c["max_buf_used"] <= p["buffer"]
+    # the metadata budget (sk_buff variants): (qlen) * SKB_TRUESIZE(0) <= buf_alloc
+    if cfg["variant"] != "pre-skb":
+        assert c["max_qlen"] * kernel.SKB_TRUESIZE_0 <= p["buffer"]
+    # the reader never reads more than was received
+    assert c["bytes_read"] <= c["bytes_enqueued"] <= r.bytes_sent
+    # lock batches stay within their limits
+    assert r.batch_pkts["max"] <= p["batch_pkts"] if vm.VARIANTS[cfg["variant"]].batch else True
+    if vm.VARIANTS[cfg["variant"]].batch:
+        assert r.batch_pkts["max_bytes"] <= max(p["batch_bytes"], p["rx_buf_payload"])
+    else:
+        assert r.batch_pkts["max"] <= 1 and (r.resets or r.batch_pkts["max"] == 1)
+
+
+@pytest.mark.parametrize("variant", ["p1-p3", "p1-p5"])
+def test_batches_never_exceed_64_packets_or_64_kib(variant):
+    for payload in (64, 4096, 65536):
+        r = vm.run(variant=variant, payload=payload)
+        assert 1 < r.batch_pkts["max"] <= kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_PKTS
+        assert r.batch_pkts["max_bytes"] <= kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES
+    # a 64 KiB write fills the byte limit exactly (18 buffers: 17 x 3732 + 2092)
+    assert vm.run(variant=variant, payload=65536).batch_pkts["max_bytes"] == 65536
+    # a smaller packet limit is honoured
+    assert vm.run(variant=variant, payload=64, batch_pkts=8).batch_pkts["max"] == 8
+
+
+def test_baseline_takes_the_lock_once_per_packet():
+    r = vm.run(variant="baseline", payload=256)
+    assert r.batch_pkts["max"] == 1 and r.batch_pkts["count"] == r.packets
+
+
+def test_same_seed_same_result_different_seed_different_result():
+    a = vm.run(variant="p1-p3", payload=4096, seed=7).to_dict()
+    b = vm.run(variant="p1-p3", payload=4096, seed=7).to_dict()
+    c = vm.run(variant="p1-p3", payload=4096, seed=8).to_dict()
+    assert a == b
+    assert a["throughput_gbps"] != c["throughput_gbps"]
+
+
+def test_a_4k_write_is_two_packets_with_the_measured_kernel_layout():
+    p, _ = vm.make_params(payload=4096)
+    assert p.buf_payload == 3732 and p.packets_per_write == 2
+    r = vm.run(payload=4096, transfer=4096 * 100)
+    assert r.packets == 200 and r.writes == 100
+
+
+@pytest.mark.parametrize("payload,buf,packets", [
+    (64, None, 1), (1024, None, 1), (8192, None, 3), (16384, None, 5), (65536, None, 18),
+    (65536, 4096, 16), (4096, 4096, 1), (65536 + 1, None, 19),
+])
+def test_write_split(payload, buf, packets):
+    p, _ = vm.make_params(payload=payload, rx_buf_payload=buf)
+    assert p.packets_per_write == packets
+    # a buffer large enough that credit never splits a write
+    r = vm.run(payload=payload, rx_buf_payload=buf, transfer=payload * 20, buffer="4M")
+    assert r.packets == 20 * packets
+
+
+def test_pre_skb_uses_its_own_buffer_layout():
+    p, _ = vm.make_params(variant="pre-skb", payload=65536)
+    assert p.buf_payload == 4096 and p.packets_per_write == 16
+
+
+def test_tail_copy_merges_small_packets_only():
+    small = vm.run(payload=64, transfer=64 * 2000).counters
+    large = vm.run(payload=256, transfer=256 * 2000).counters
+    assert small["tail_copies"] > 0
+    assert large["tail_copies"] == 0 and large["skbs_queued"] == 2000
+
+
+def test_credit_blocks_the_sender_with_a_small_buffer():
+    r = vm.run(payload=65536, buffer=16384, transfer=65536 * 20)
+    assert r.counters["sender_blocked"] > 0
+    assert r.bytes_received == r.bytes_sent and r.counters["min_host_credit"] >= 0
+
+
+def test_pingpong_reports_rtt():
+    r = vm.run(workload="pingpong", payload=64, requests=50)
+    assert r.rtt_us is not None and 1 < r.rtt_us < 10_000
+    assert r.writes == 50 and r.bytes_received == 50 * 64
+
+
+def test_vhost_used_batch_publishes_once_per_run():
+    one = vm.run(payload=256, vhost_used_batch=False).counters
+    batched = vm.run(payload=256, vhost_used_batch=True).counters
+    assert one["used_publishes"] == 4000
+    assert batched["used_publishes"] < one["used_publishes"]
+
+
+def test_trace_records_lock_ownership():
+    r = vm.run(payload=4096, transfer=4096 * 20, trace=True)
+    events = {e for _, _, e, _ in r.trace}
+    assert {"lock", "unlock", "enqueue", "recv"} <= events
+    assert vm.run(payload=4096, transfer=4096 * 20).trace is None
