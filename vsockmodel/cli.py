@@ -132,7 +132,7 @@ def cmd_starvation(a) -> int:
 def cmd_bench(a) -> int:
     from .bench import main as bench_main
 
-    return bench_main(quick=a.quick)
+    return bench_main(quick=a.quick, as_json=a.json)
 
 
 def cmd_calibrate(a) -> int:
@@ -221,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -41,6 +41,7 @@ def simulate(p: Params, costs: Costs) -> Result:
     vhost.worker = worker
     vhost.sender = sender
     reader = Reader(sim, sk, vhost, worker)
+    vhost.reader = reader
     env = sim.env
     for task in (sender, vhost, worker, reader):
         env.process(task.main())

@@ -39,14 +39,20 @@ class Wakeup(simpy.Event):
     """An event another actor triggers later with a delay: a wake-up in flight.
 
     ``fire(delay)`` is ``succeed()`` after ``delay`` ns: the woken task runs
-    when the wake-up latency has passed.
+    when the wake-up latency has passed. The sleeping task learns when it will
+    run, which lets other actors bound how far ahead they may safely run.
     """
 
-    __slots__ = ()
+    __slots__ = ("task",)
+
+    def __init__(self, task: "Task"):
+        super().__init__(task.env)
+        self.task = task
 
     def fire(self, delay: float) -> None:
         self._ok = True
         self._value = None
+        self.task.resume_at = self.env._now + delay
         self.env.schedule(self, NORMAL, delay)
 
 
@@ -142,6 +148,7 @@ class Task:
         self.acc = 0.0    # CPU time done but not yet turned into simulated time
         self.busy = 0.0   # total CPU time, for cycles-per-byte
         self.slept_at = 0.0  # when this task last went to sleep
+        self.resume_at: float | None = 0.0  # when it next runs; None: asleep, not yet woken
         self.sleeps = 0      # times it blocked (each costs a context switch pair)
         self.wakes_sent = 0  # wake-ups it paid for (try_to_wake_up + IPI)
         self._noise = sim._jitter
@@ -178,6 +185,7 @@ class Task:
     def flush(self):
         """Turn all accumulated work into simulated time (always a timeout)."""
         ev = self.env.timeout(self.acc)
+        self.resume_at = self.env._now + self.acc
         self.acc = 0.0
         self.sim.count_yield()
         return ev
@@ -195,4 +203,6 @@ class Task:
         self.busy += self.c.sleep_ns
         self.sleeps += 1
         self.slept_at = self.env._now
+        if not ev.triggered:
+            self.resume_at = None
         yield ev

@@ -47,6 +47,11 @@ class RxWorker(Task):
         self.held_bytes = 0              # and their payload
         spec, c = sim.p.spec, sim.c
         self.check_headroom = sim.p.check_headroom
+        self.batch_pkts = sim.p.batch_pkts
+        self.batch_bytes = sim.p.batch_bytes
+        self.metadata_budget = spec.metadata_budget
+        self.buf_payload = sim.p.buf_payload
+        self.skb = spec.skb
         self.coalesce_write_space = spec.coalesce_write_space
         self.defer_data_ready = spec.defer_data_ready
         # CPU cost of each step, summed once (ns before noise). Names follow the
@@ -114,7 +119,7 @@ class RxWorker(Task):
         c, stats = self.c, self.sim.stats
         while True:
             if self.irq_at is None:
-                self.irq = Wakeup(self.env)
+                self.irq = Wakeup(self)
                 yield from self.sleep_on(self.irq)
                 stats.wakeups["worker"] += 1
             else:
@@ -131,15 +136,21 @@ class RxWorker(Task):
             yield from self.rx_work()
 
     # ---- virtio_transport_rx_work() --------------------------------------------
+    # The per-packet functions below return None when they finished without
+    # having to wait, or a generator that finishes the packet when they must
+    # (a sync with another actor, a contended lock_sock). The common case then
+    # costs no generator at all, which keeps a run fast.
     def rx_work(self):
-        c, p, vq, stats = self.c, self.sim.p, self.vq, self.sim.stats
-        batching = p.spec.batch
+        c, vq, stats = self.c, self.vq, self.sim.stats
+        recv = self.recv_pkt_batch if self.sim.p.spec.batch else self.recv_pkt
         fixed_ns, byte_ns = c.get_buf_ns, c.rx_byte_ns
+        finished = self.sim.finished
+        env = self.env
         self.work(c.worker_run_ns)
         while True:
             vq.cb_enabled_at = None                         # virtqueue_disable_cb()
             while True:
-                pkt = vq.get_buf(self.t)                    # virtqueue_get_buf()
+                pkt = vq.get_buf(env._now + self.acc)       # virtqueue_get_buf()
                 if pkt is None:
                     ev = self.sync()
                     if ev is not None:
@@ -149,12 +160,10 @@ class RxWorker(Task):
                 stats.packets += 1
                 stats.payload_bytes += pkt.len
                 # get_buf, length checks, rx_put, tap: charged with the next step
-                pre = fixed_ns + pkt.len * byte_ns
-                if batching:
-                    yield from self.rx_one_batched(pkt, pre)
-                else:
-                    yield from self.recv_pkt(pkt, pre)
-                if self.sim.finished.triggered:
+                rest = recv(pkt, fixed_ns + pkt.len * byte_ns)
+                if rest is not None:
+                    yield from rest
+                if finished.triggered:
                     return
             if self.enable_cb():
                 break
@@ -163,17 +172,9 @@ class RxWorker(Task):
         if vq.rx_buf_nr < vq.rx_buf_max_nr // 2:
             yield from self.rx_fill()
 
-    def rx_one_batched(self, pkt: Packet, pre: float):
-        """The per-packet part of rx_work with patch 2: bound the batch, then receive."""
-        p, batch = self.sim.p, self.batch
-        if batch.sk is not None and pkt.len > p.batch_bytes - batch.bytes:
-            yield from self.rx_batch_finish()
-        yield from self.recv_pkt_batch(pkt, pre)
-        if batch.sk is not None:
-            batch.pkts += 1
-            batch.bytes += pkt.len
-            if batch.pkts >= p.batch_pkts or batch.bytes >= p.batch_bytes:
-                yield from self.rx_batch_finish()
+    def behind(self) -> bool:
+        """True if another actor may act before this task's virtual time."""
+        return bool(self.acc) and self.env.peek() <= self.env._now + self.acc
 
     # ---- virtio_vsock_rx_fill() --------------------------------------------------
     def rx_fill(self):
@@ -200,30 +201,67 @@ class RxWorker(Task):
     def recv_pkt(self, pkt: Packet, pre: float):
         sk = self.sk
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
+        if self.behind() or sk.owned:
+            return self._recv_pkt_waiting(pkt)
+        self._recv_pkt_locked_step(pkt)
+        if self.behind():
+            return self._release_after_sync(sk)
+        self.release(sk)                                    # release_sock(), sock_put()
+        return None
+
+    def _recv_pkt_waiting(self, pkt: Packet):
+        """recv_pkt() when lock_sock() may have to wait."""
+        sk = self.sk
         ev = self.sync()
         if ev is not None:
             yield ev
         if sk.owned:
             yield from sk.lock_sock_slow(self)              # lock_sock(): contended
-        sk.take(self)
+        self._recv_pkt_locked_step(pkt)
+        yield from self._release_after_sync(sk)
+
+    def _recv_pkt_locked_step(self, pkt: Packet) -> None:
+        self.sk.take(self)                                  # lock_sock()
         self.held_pkts = self.held_bytes = 0
         self.work(self.cost_locked)                         # space_update .. release_sock
         self.recv_pkt_locked(pkt, batch=None)
+
+    def _release_after_sync(self, sk: GuestSock):
         ev = self.sync()
         if ev is not None:
             yield ev
-        self.release(sk)                                    # release_sock(), sock_put()
+        self.release(sk)
 
-    # ---- virtio_transport_recv_pkt_batch() (patches 2-5) ---------------------------
+    # ---- virtio_transport_recv_pkt_batch() (patches 2-5), with rx_work's bounds ----
     def recv_pkt_batch(self, pkt: Packet, pre: float):
-        sk, batch = self.sk, self.batch
+        p, batch = self.sim.p, self.batch
         if batch.sk is not None:
-            if self.recv_pkt_batchable():
+            # rx_work: a packet that would take the batch past its byte limit
+            # starts a new batch.
+            if pkt.len <= self.batch_bytes - batch.bytes and self.recv_pkt_batchable():
                 # Patch 3: same flow as the batch: no lookup, no extra reference.
                 self.work(pre + self.cost_batched)
                 if not self.recv_pkt_locked(pkt, batch=batch):
-                    yield from self.rx_batch_finish()
-                return
+                    return self.rx_batch_finish()
+                return self._count_in_batch(pkt)
+            return self._recv_pkt_batch_new(pkt, pre, finish_first=True)
+        return self._recv_pkt_batch_new(pkt, pre, finish_first=False)
+
+    def _count_in_batch(self, pkt: Packet):
+        """rx_work after recv_pkt_batch(): count the packet, finish at the limits."""
+        batch = self.batch
+        if batch.sk is None:
+            return None
+        batch.pkts += 1
+        batch.bytes += pkt.len
+        if batch.pkts >= self.batch_pkts or batch.bytes >= self.batch_bytes:
+            return self.rx_batch_finish()
+        return None
+
+    def _recv_pkt_batch_new(self, pkt: Packet, pre: float, finish_first: bool):
+        """Look the socket up, lock it, and start a batch if the socket allows it."""
+        sk, batch = self.sk, self.batch
+        if finish_first:
             yield from self.rx_batch_finish()
         self.work(pre + self.cost_lookup)                   # virtio_transport_recv_pkt_find_socket
         ev = self.sync()
@@ -231,7 +269,7 @@ class RxWorker(Task):
             yield ev
         if sk.owned:
             yield from sk.lock_sock_slow(self)
-        sk.take(self)
+        sk.take(self)                                       # lock_sock()
         self.held_pkts = self.held_bytes = 0
         start_batch = self.recv_pkt_batchable()             # under sk_callback_lock
         if start_batch:
@@ -241,14 +279,14 @@ class RxWorker(Task):
             self.work(self.cost_locked)
         batchable = self.recv_pkt_locked(pkt, batch=batch if start_batch else None)
         if start_batch and batchable:
-            return                                          # keep the lock and the reference
+            rest = self._count_in_batch(pkt)                # keep the lock and the reference
+            if rest is not None:
+                yield from rest
+            return
         if start_batch:
             yield from self.rx_batch_finish()
         else:
-            ev = self.sync()
-            if ev is not None:
-                yield ev
-            self.release(sk)
+            yield from self._release_after_sync(sk)
 
     def recv_pkt_batchable(self) -> bool:
         """virtio_transport_recv_pkt_batchable(): may the socket stay locked?"""
@@ -314,17 +352,17 @@ class RxWorker(Task):
 
     # ---- virtio_transport_recv_enqueue() ------------------------------------------
     def recv_enqueue(self, pkt: Packet) -> bool:
-        c, p, sk, stats = self.c, self.sim.p, self.sk, self.sim.stats
+        sk, stats = self.sk, self.sim.stats
         q = sk.rx_queue
         length = pkt.len
-        metadata = p.spec.metadata_budget
-        if metadata and len(q) >= sk.queue_max:
-            self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
-        # virtio_transport_inc_rx_pkt()
-        if metadata:
-            if sk.buf_used + length > sk.buf_alloc or not kernel.rx_skb_has_headroom(len(q), sk.buf_alloc):
+        if self.metadata_budget:
+            if len(q) >= sk.queue_max:
+                self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
+            # virtio_transport_inc_rx_pkt(): payload budget, then metadata budget
+            if (sk.buf_used + length > sk.buf_alloc
+                    or (len(q) + 1) * kernel.SKB_TRUESIZE_0 > sk.buf_alloc):
                 return False
-        elif sk.rx_bytes + length > sk.buf_alloc:
+        elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
             return False
         sk.rx_bytes += length
         sk.buf_used += length
@@ -334,21 +372,20 @@ class RxWorker(Task):
         # Tail-copy into the last skb when it has room (GOOD_COPY_LEN).
         if length <= kernel.GOOD_COPY_LEN and q:
             last = q[-1]
-            room_ok = length < last.room if p.spec.skb else length <= last.room
-            if room_ok:
+            if length < last.room if self.skb else length <= last.room:
                 last.len += length
                 last.room -= length
-                self.work(length * c.tail_copy_byte_ns)
+                self.work(length * self.c.tail_copy_byte_ns)
                 stats.tail_copies += 1
                 if self.sim.trace is not None:
                     self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
                 return True
-        q.append(Skb(length, p.buf_payload - length))
+        q.append(Skb(length, self.buf_payload - length))
         stats.skbs_queued += 1
-        if self.sim.trace is not None:
-            self.sim.log(self.t, "worker", "enqueue", len=length, qlen=len(q))
         if len(q) > stats.max_qlen:
             stats.max_qlen = len(q)
+        if self.sim.trace is not None:
+            self.sim.log(self.t, "worker", "enqueue", len=length, qlen=len(q))
         return True
 
     def collapse_rx_queue(self, min_to_free: int) -> None:

@@ -75,10 +75,24 @@ class Sender(Task):
         p, c, stats, sock = self.sim.p, self.c, self.sim.stats, self.sock
         skb_ns, copy_ns = c.host_skb_ns, c.host_copy_byte_ns
         max_skb = kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
+        env, payload, send_ns = self.env, p.payload, c.host_send_ns
         for write in range(p.writes):
-            t_start = self.t
-            self.work(c.host_send_ns)
-            remaining = p.payload
+            t_start = env._now + self.acc
+            if payload <= max_skb:
+                sock.advance(t_start)
+                if sock.credit() >= payload:
+                    # The common case: credit for the whole write, one skb.
+                    self.work(send_ns + skb_ns + payload * copy_ns)
+                    sock.tx_cnt += payload
+                    stats.bytes_sent += payload
+                    self.vhost.queue(env._now + self.acc, HostSkb(payload, write))
+                    stats.writes += 1
+                    if p.workload == "pingpong":
+                        yield from self.wait_reply(payload)
+                        stats.rtt.append(self.t - t_start)
+                    continue
+            self.work(send_ns)
+            remaining = payload
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
@@ -102,17 +116,18 @@ class Sender(Task):
                     self.work(skb_ns + chunk * copy_ns)
                     sock.tx_cnt += chunk
                     stats.bytes_sent += chunk
+                    if sock.credit() < stats.min_host_credit:
+                        stats.min_host_credit = sock.credit()
                     self.vhost.queue(self.t, HostSkb(chunk, write))
                     credit -= chunk
                     remaining -= chunk
-                stats.min_host_credit = min(stats.min_host_credit, sock.credit())
             stats.writes += 1
             if p.workload == "pingpong":
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
 
     def block(self):
-        self.blocked = Wakeup(self.env)
+        self.blocked = Wakeup(self)
         yield from self.sleep_on(self.blocked)
 
     def wait_reply(self, nbytes: int):
@@ -156,9 +171,14 @@ class Vhost(Task):
         self.pending_used: list[Packet] = []   # filled buffers not yet in the used ring
         self.worker = None   # the guest RX worker, for interrupts (set by the model)
         self.sender = None   # the host sender, woken by credit and replies
-        # Guest packets reach us at least this long after the guest acts: we may
-        # run this far ahead of the guest without missing one.
+        self.reader = None   # the guest task that sends us credit updates and replies
+        # Guest packets reach us at least this long after the guest acts.
         self.lookahead = sim.c.host_to_guest_latency_ns
+        p, c = sim.p, sim.c
+        self.pkt_ns = c.vhost_pkt_ns + (0 if p.spec.skb else c.vhost_desc_extra_ns)
+        self.buf_payload = p.buf_payload
+        self.used_batch = p.vhost_used_batch
+        self.min_wake = min(sim.c.vcpu_wake_short_ns, sim.c.vcpu_wake_long_ns) * min(sim._wake)
 
     def queue(self, t: float, skb: HostSkb) -> None:
         """vhost_transport_send_pkt(): queue the skb and wake the worker thread."""
@@ -180,6 +200,22 @@ class Vhost(Task):
         if self.idle is not None:
             ev, self.idle = self.idle, None
             ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
+
+    def horizon(self) -> float:
+        """How far ahead this thread may run without missing a guest packet.
+
+        Only the reader sends us packets, and only when it runs. If it is
+        asleep and nobody has woken it yet, only the RX worker can (after a
+        wake-up latency), and the worker itself is either scheduled or waiting
+        for our next interrupt.
+        """
+        r = self.reader.resume_at
+        if r is None:
+            w = self.worker.resume_at
+            if w is None:
+                w = self.t
+            r = w + self.min_wake
+        return max(r, self.env._now) + self.lookahead
 
     def handle_tx(self) -> None:
         """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
@@ -210,7 +246,7 @@ class Vhost(Task):
                     self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
                     continue
                 vq.vhost_notify = True                  # vhost_enable_notify()
-                self.idle = Wakeup(self.env)
+                self.idle = Wakeup(self)
                 yield from self.sleep_on(self.idle)
                 continue
             # Work queued after our virtual time wakes this thread up: idle until
@@ -226,20 +262,22 @@ class Vhost(Task):
 
     def do_send_pkt(self):
         """One run of vhost_transport_do_send_pkt(), bounded by vhost_exceeds_weight()."""
-        p, c, vq, stats = self.sim.p, self.c, self.vq, self.sim.stats
-        q = self.send_pkt_queue
-        pkt_ns = c.vhost_pkt_ns + (0 if p.spec.skb else c.vhost_desc_extra_ns)
+        c, vq, stats, env = self.c, self.vq, self.sim.stats, self.env
+        q, tx, used = self.send_pkt_queue, self.tx_queue, vq.used
+        pkt_ns, buf_payload, used_batch = self.pkt_ns, self.buf_payload, self.used_batch
         copy_ns, add_used_ns = c.vhost_copy_byte_ns, c.vhost_add_used_ns
-        buf_payload = p.buf_payload
-        used_batch = p.vhost_used_batch
         pkts = total_len = 0
         pending = self.pending_used  # vhost_used_batch: heads not yet published
         stats.vhost_runs += 1
-        tx = self.tx_queue
+        horizon = self.horizon()
         while True:
-            if self.t > self.env._now + self.lookahead:
-                yield self.flush()                      # let the guest catch up
-            if tx and tx[0][0] <= self.t:
+            t = env._now + self.acc
+            if t > horizon:
+                horizon = self.horizon()
+                if t > horizon:
+                    yield self.flush()                  # let the guest catch up
+                    horizon = self.horizon()
+            if tx and tx[0][0] <= t:
                 self.handle_tx()
             if not q:
                 ev = self.sync()                        # the sender may be behind us
@@ -248,7 +286,7 @@ class Vhost(Task):
                 if not q:
                     break
             t_queued, skb = q[0]
-            if t_queued > self.t:
+            if t_queued > env._now + self.acc:
                 break                                   # queue empty at our time: run ends
             if not vq.avail:
                 ev = self.sync()
@@ -257,7 +295,9 @@ class Vhost(Task):
                 if not vq.avail:
                     break                               # no guest buffer: wait for a kick
             vq.avail -= 1                               # vhost_get_vq_desc()
-            payload_len = min(skb.len - skb.offset, buf_payload)   # the split
+            payload_len = skb.len - skb.offset          # the split
+            if payload_len > buf_payload:
+                payload_len = buf_payload
             pkt = Packet(payload_len, skb.write)
             if used_batch:
                 self.work(pkt_ns + payload_len * copy_ns)
@@ -267,7 +307,7 @@ class Vhost(Task):
             else:
                 # copy header + payload, then vhost_add_used(): publish one element
                 self.work(pkt_ns + add_used_ns + payload_len * copy_ns)
-                vq.publish(self.env._now + self.acc, pkt)
+                used.append((env._now + self.acc, pkt))
                 stats.used_publishes += 1
             skb.offset += payload_len
             if skb.offset == skb.len:

@@ -87,7 +87,7 @@ class Reader(Task):
         while True:
             # vsock_connectible_wait_data()
             while sk.rx_bytes == 0 and not sk.done:
-                ev = Wakeup(self.env)
+                ev = Wakeup(self)
                 sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
                 self.work(c.unlock_ns + c.lock_ns)          # release_sock .. lock_sock
                 yield from sk.release_sock(self)

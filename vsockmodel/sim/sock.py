@@ -82,7 +82,7 @@ class GuestSock:
             stats.futile_wakeups[task.name] += 1
         t0 = task.t
         while self.owned:
-            ev = Wakeup(self.env)
+            ev = Wakeup(task)
             self.lock_wq.append((task, ev))
             self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name)
             yield from task.sleep_on(ev)

@@ -1,0 +1,106 @@
+"""Speed benchmark: simulated packets per wall-clock second against a bare simpy loop.
+
+The reference is the cheapest useful simpy program: a producer that waits a
+timeout and puts an item in a Store, and a consumer that gets it. It is timed
+in the same process, right before the model, so the ratio does not depend on
+how fast the machine happens to be.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import simpy
+
+from .model import run
+from .variants import VARIANTS
+
+REPEATS = 5
+
+
+def bare_simpy_items_per_s(items: int = 20000, repeats: int = REPEATS) -> float:
+    def once():
+        env = simpy.Environment()
+        store = simpy.Store(env)
+
+        def producer():
+            for i in range(items):
+                yield env.timeout(1.0)
+                yield store.put(i)
+
+        def consumer():
+            for _ in range(items):
+                yield store.get()
+
+        env.process(producer())
+        env.process(consumer())
+        env.run()
+
+    return items / _best_time(once, repeats)
+
+
+def _best_time(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def model_packets_per_s(variant: str, payload: int, repeats: int = REPEATS) -> tuple[float, int]:
+    result = {}
+
+    def once():
+        result["r"] = run(variant=variant, payload=payload)
+
+    t = _best_time(once, repeats)
+    return result["r"].packets / t, result["r"].packets
+
+
+def stability(variant: str = "baseline", payload: int = 4096, repeats: int = REPEATS) -> dict:
+    """Wall time of a default run, and its throughput against a run ten times longer."""
+    times = []
+    short = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        short = run(variant=variant, payload=payload)
+        times.append(time.perf_counter() - t0)
+    long = run(variant=variant, payload=payload, transfer=10 * short.params["transfer"])
+    return {"variant": variant, "payload": payload, "packets": short.packets,
+            "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
+            "throughput_gbps": short.throughput_gbps, "throughput_10x_gbps": long.throughput_gbps,
+            "difference_pct": 100 * (short.throughput_gbps / long.throughput_gbps - 1)}
+
+
+def measure(quick: bool = False) -> dict:
+    repeats = 2 if quick else REPEATS
+    bare = bare_simpy_items_per_s(repeats=repeats)
+    rows = []
+    for variant in VARIANTS:
+        for payload in (64, 65536):
+            rate, packets = model_packets_per_s(variant, payload, repeats)
+            rows.append({"variant": variant, "payload": payload, "packets": packets,
+                         "packets_per_s": rate, "ratio": rate / bare})
+    stable = [stability(v, p, repeats) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
+    return {"bare_simpy_items_per_s": bare, "model": rows, "stability": stable}
+
+
+def main(quick: bool = False, as_json: bool = False) -> int:
+    m = measure(quick)
+    if as_json:
+        print(json.dumps(m, indent=2))
+        return 0
+    print(f"bare simpy loop (timeout + Store put/get per item): {m['bare_simpy_items_per_s']:,.0f} items/s\n")
+    print(f"{'variant':<9} {'payload':>7}  {'packets/s':>11}  ratio to bare loop")
+    for r in m["model"]:
+        print(f"{r['variant']:<9} {r['payload']:>7}  {r['packets_per_s']:>11,.0f}  {r['ratio']:.2f}")
+    print("\nDefault stream run: wall time, and throughput against a run 10x longer")
+    for s in m["stability"]:
+        print(f"  {s['variant']:<9} {s['payload']:>6} B  {s['packets']:>5} packets  "
+              f"{s['wall_ms_median']:6.1f} ms (best {s['wall_ms_best']:.1f})  "
+              f"{s['throughput_gbps']:.3f} vs {s['throughput_10x_gbps']:.3f} Gbit/s "
+              f"({s['difference_pct']:+.2f} %)")
+    return 0
