@@ -1,0 +1,140 @@
+"""Helpers shared by the tests of the built book (links, browser).
+
+* ``ensure_book_built()`` runs ``scripts/build-book`` when ``_build/html`` is
+  missing or older than any source of the book.
+* ``book_pages()`` lists the pages of the table of contents (plus Sphinx's
+  search and index pages) as paths relative to ``_build/html``.
+* ``serve(root)`` serves a folder on 127.0.0.1 from a thread, compressing text
+  with gzip when the browser asks for it, as any web host does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import http.server
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = REPO / "_build"
+HTML = BUILD / "html"
+STAMP = HTML / ".book-stamp"
+
+_SOURCE_GLOBS = [
+    "_config.yml",
+    "_toc.yml",
+    "book/**/*",
+    "_assets/**/*",
+    "chapters/**/*",
+    "vsockmodel/**/*.py",
+    "vsockmodel/data/**/*",
+    "requirements.txt",
+    "package-lock.json",
+]
+
+
+def _newest_source_mtime() -> float:
+    newest = 0.0
+    for pattern in _SOURCE_GLOBS:
+        for path in REPO.glob(pattern):
+            if path.is_file() and ".ipynb_checkpoints" not in path.parts:
+                newest = max(newest, path.stat().st_mtime)
+    return newest
+
+
+def book_is_stale() -> bool:
+    if not STAMP.exists():
+        return True
+    return _newest_source_mtime() > STAMP.stat().st_mtime
+
+
+def ensure_book_built() -> Path:
+    """Build the book with scripts/build-book if it is missing or stale."""
+    if book_is_stale():
+        proc = subprocess.run(
+            [str(REPO / "scripts" / "build-book")],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError("scripts/build-book failed:\n" + proc.stdout[-6000:])
+    return HTML
+
+
+def toc_docnames() -> list[str]:
+    """Docnames in table-of-contents order, read from _toc.yml."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [str(Path(n).with_suffix("")) for n in names]
+
+
+def book_pages() -> list[str]:
+    return [f"{name}.html" for name in toc_docnames()] + ["genindex.html", "search.html"]
+
+
+_GZIP_TYPES = (".html", ".js", ".css", ".svg", ".json", ".txt", ".map", ".inv")
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    _cache: dict[str, bytes] = {}
+
+    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+        pass
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        path = self.translate_path(self.path)
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if accepts and os.path.isfile(path) and path.endswith(_GZIP_TYPES):
+            body = self._cache.get(path)
+            if body is None:
+                with open(path, "rb") as fh:
+                    body = gzip.compress(fh.read(), compresslevel=6)
+                self._cache[path] = body
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(path))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[str]:
+    """Serve ``root`` on 127.0.0.1 (random port); yields the base URL."""
+
+    class Handler(_Handler):
+        _cache: dict[str, bytes] = {}
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,229 @@
+"""Unit tests of the explorer pattern (vsockmodel.widgets) and the book style."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+
+import ipywidgets as W
+import matplotlib
+import pytest
+from ipywidgets.embed import dependency_state, embed_data
+
+from vsockmodel import style
+from vsockmodel.style import MissingUnitError, fmt_size, label, use_book_style
+from vsockmodel.widgets import Explorer, explorer
+
+PAYLOADS = [64, 256, 4096]
+BUFFERS = [16384, 65536]
+IMG_RE = re.compile(r'<img [^>]*alt="([^"]+)"[^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+def make(draw=None, **kwargs) -> Explorer:
+    calls = []
+
+    def default_draw(fig, payload, buffer):
+        calls.append((payload, buffer))
+        ax = fig.subplots()
+        ax.plot([1, 2, 3], [payload, buffer, payload + buffer])
+        label(ax, x="time (s)", y="size (bytes)")
+
+    ex = explorer(
+        draw or default_draw,
+        {"payload": PAYLOADS, "buffer": BUFFERS},
+        alt="Test curve at payload {payload} with buffer {buffer}",
+        labels={"payload": "payload", "buffer": "socket buffer"},
+        formats={"payload": fmt_size, "buffer": fmt_size},
+        figsize=(3.2, 2.0),
+        **kwargs,
+    )
+    ex.calls = calls
+    return ex
+
+
+def test_grid_is_built_lazily_with_one_image_per_combination():
+    ex = make()
+    assert not ex.built and ex.calls == []
+    assert ex.grid_shape == (3, 2) and ex.grid_size == 6
+    ex.build()
+    assert sorted(ex.calls) == sorted((p, b) for p in PAYLOADS for b in BUFFERS)
+    # one Stack at level 0 (payload), one per payload value at level 1 (buffer)
+    assert [len(level) for level in ex.stacks] == [1, 3]
+    assert all(len(s.children) == 2 for s in ex.stacks[1])
+    leaves = [leaf for s in ex.stacks[1] for leaf in s.children]
+    assert len(leaves) == 6 and all(isinstance(leaf, W.HTML) for leaf in leaves)
+    ex.build()  # idempotent
+    assert len(ex.calls) == 6
+
+
+def test_sliders_are_selection_sliders_with_formatted_labels():
+    ex = make()
+    payload = ex.sliders["payload"]
+    assert isinstance(payload, W.SelectionSlider)
+    assert payload.options == (("64 B", 64), ("256 B", 256), ("4 KiB", 4096))
+    assert payload._options_labels == ("64 B", "256 B", "4 KiB")
+    assert payload.description == "payload"
+    assert ex.sliders["buffer"].description == "socket buffer"
+    assert ex.sliders["buffer"]._options_labels == ("16 KiB", "64 KiB")
+
+
+def test_jslinks_wire_each_slider_to_every_stack_at_its_level():
+    ex = make().build()
+    assert len(ex.links) == 1 + 3
+    wiring = {(link.source[0].model_id, link.source[1], link.target[0].model_id, link.target[1]) for link in ex.links}
+    for name, stacks in zip(ex.names, ex.stacks):
+        for stack in stacks:
+            assert (ex.sliders[name].model_id, "index", stack.model_id, "selected_index") in wiring
+
+
+def test_widget_state_contains_the_links_for_the_static_page():
+    """The embedded state (what the static HTML gets) carries the jslinks."""
+    ex = make().build()
+    state = dependency_state([ex.widget] + ex.links, drop_defaults=False)
+    links = [s["state"] for s in state.values() if s["model_name"] == "LinkModel"]
+    assert len(links) == len(ex.links)
+    slider_ids = {s.model_id for s in ex.sliders.values()}
+    stack_ids = {s.model_id for level in ex.stacks for s in level}
+    for link in links:
+        source, target = link["source"], link["target"]
+        assert source[0].removeprefix("IPY_MODEL_") in slider_ids and source[1] == "index"
+        assert target[0].removeprefix("IPY_MODEL_") in stack_ids and target[1] == "selected_index"
+    data = embed_data(views=[ex.widget])
+    assert data["view_specs"][0]["model_id"] == ex.widget.model_id
+
+
+def test_every_image_has_alt_text_for_its_own_parameters():
+    ex = make().build()
+    seen = set()
+    for (i, j), leaf in ex._leaves.items():
+        match = IMG_RE.search(leaf.value)
+        assert match, leaf.value[:200]
+        alt, data = match.groups()
+        expected = f"Test curve at payload {fmt_size(PAYLOADS[i])} with buffer {fmt_size(BUFFERS[j])}"
+        assert alt == expected
+        png = base64.b64decode(data)
+        assert png.startswith(b"\x89PNG\r\n\x1a\n")
+        seen.add(alt)
+    assert len(seen) == 6
+
+
+def test_select_redraws_that_cell_with_a_fresh_computation():
+    state = {"offset": 0}
+
+    def draw(fig, payload, buffer):
+        ax = fig.subplots()
+        ax.plot([0, 1], [state["offset"], payload])
+        ax.set_title(f"offset {state['offset']}")
+        label(ax, x="time (s)", y="size (bytes)")
+
+    ex = make(draw=draw).build()
+    before = ex.leaf(payload=4096, buffer=65536).value
+    state["offset"] = 12345  # "the model changed"
+    ex.select(payload=4096, buffer=65536)
+    after = ex.leaf(payload=4096, buffer=65536).value
+    assert after != before
+    assert ex.params == {"payload": 4096, "buffer": 65536}
+    assert ex.sliders["payload"].value == 4096 and ex.sliders["buffer"].index == 1
+    assert ex.stacks[0][0].selected_index == 2
+    assert all(s.selected_index == 1 for s in ex.stacks[1])
+    assert ex.image_html == after
+    assert ex.last_update_s is not None and 0 < ex.last_update_s < 5
+    assert ex.update_count == 1
+    # other cells keep their precomputed image
+    assert "offset 12345" not in ex.leaf(payload=64, buffer=16384).value
+
+
+def test_select_accepts_labels_and_rejects_values_off_the_grid():
+    ex = make()
+    ex.select(payload="256 B")
+    assert ex.params["payload"] == 256
+    with pytest.raises(ValueError, match="not on the grid"):
+        ex.select(payload=100)
+    with pytest.raises(KeyError):
+        ex.select(nonsense=1)
+
+
+def test_moving_a_slider_runs_the_observer():
+    ex = make().build()
+    n = len(ex.calls)
+    ex.sliders["buffer"].index = 1
+    assert len(ex.calls) == n + 1 and ex.calls[-1] == (64, 65536)
+    assert ex.update_count == 1
+
+
+def test_initial_selection():
+    ex = make(initial={"payload": 4096})
+    assert ex.params == {"payload": 4096, "buffer": 16384}
+    ex.build()
+    assert ex.stacks[0][0].selected_index == 2
+
+
+def test_display_bundle_is_a_widget_view_with_short_text():
+    ex = make()
+    bundle = ex._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    assert bundle["text/plain"] == "Explorer(payload[3] x buffer[2], 6 figures)"
+    assert ex.built
+
+
+def test_bad_arguments_fail_early():
+    with pytest.raises(ValueError, match="alt text"):
+        explorer(lambda fig, x: None, {"x": [1]}, alt="")
+    with pytest.raises(ValueError, match="not a control"):
+        explorer(lambda fig, x: None, {"x": [1]}, alt="{y}")
+    with pytest.raises(ValueError, match="no values"):
+        explorer(lambda fig, x: None, {"x": []}, alt="x")
+    with pytest.raises(ValueError, match="not unique"):
+        explorer(lambda fig, x: None, {"x": [1, 2]}, alt="x", formats={"x": lambda v: "same"})
+
+
+def test_images_are_small():
+    ex = make().build()
+    sizes = [len(leaf.value) for leaf in ex._leaves.values()]
+    assert max(sizes) < 40_000
+
+
+# ---------------------------------------------------------------- style
+
+
+def test_label_requires_a_unit_in_parentheses():
+    fig = matplotlib.figure.Figure()
+    ax = fig.subplots()
+    label(ax, x="payload (bytes)", y="throughput (Gbit/s)", title="t")
+    assert ax.get_xlabel() == "payload (bytes)" and ax.get_ylabel() == "throughput (Gbit/s)"
+    label(ax, y="change (%)")
+    for bad in ["payload", "throughput ()", "(bytes) payload", "rate ( )"]:
+        with pytest.raises(MissingUnitError):
+            label(ax, x=bad)
+    with pytest.raises(ValueError):  # MissingUnitError is a ValueError
+        label(ax, y="latency")
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [(0, "0 B"), (64, "64 B"), (1023, "1023 B"), (1024, "1 KiB"), (1536, "1.5 KiB"),
+     (3732, "3.6 KiB"), (65536, "64 KiB"), (262144, "256 KiB"), (1 << 20, "1 MiB"),
+     (2 << 30, "2 GiB")],
+)
+def test_fmt_size(n, text):
+    assert fmt_size(n) == text
+
+
+def test_book_style_palette_and_background():
+    use_book_style()
+    rc = matplotlib.rcParams
+    assert rc["figure.facecolor"] == "white" and rc["savefig.transparent"] is False
+    colors = rc["axes.prop_cycle"].by_key()["color"]
+    assert colors[0] == style.COLORS["blue"] and set(colors) == set(style.COLORS.values())
+
+
+def test_png_is_opaque_and_white_backed():
+    from PIL import Image
+
+    ex = make().build()
+    data = base64.b64decode(IMG_RE.search(ex.image_html).group(2))
+    with Image.open(io.BytesIO(data)) as im:
+        rgb = im.convert("RGB")
+        assert im.mode in ("P", "RGB")
+        assert min(rgb.getpixel((1, 1))) >= 250  # white (palette quantisation may give 254)

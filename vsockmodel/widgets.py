@@ -1,0 +1,364 @@
+"""Explorers: figures with sliders that work with a kernel and without one.
+
+The pattern every chapter uses::
+
+    from vsockmodel.widgets import explorer
+    from vsockmodel.style import fmt_size, label
+
+    def draw(fig, payload, buffer):
+        ax = fig.subplots()
+        ...                                    # call the model, plot
+        label(ax, x="payload (bytes)", y="throughput (Gbit/s)")
+
+    explorer(draw, {"payload": [64, 256, 4096], "buffer": [65536, 262144]},
+             alt="Throughput against payload with a {buffer} buffer at {payload}",
+             labels={"payload": "payload", "buffer": "buffer"},
+             formats={"payload": fmt_size, "buffer": fmt_size})
+
+How it works:
+
+* **No kernel (the static book).** When the explorer is displayed it calls
+  ``draw`` once for every combination of slider values and keeps the PNGs in a
+  nested ``ipywidgets.Stack`` (one nesting level per control).  Each slider's
+  ``index`` is ``jslink``-ed to the ``selected_index`` of every Stack at its
+  level, so the browser switches figures by itself: no kernel, no network.
+* **With a kernel (Jupyter).** A Python observer on the sliders re-runs
+  ``draw`` for the new selection and replaces that grid cell's image, so a
+  live reader sees a fresh computation (e.g. after editing the model).
+  ``Explorer.select(**params)`` drives the same path from code, and
+  ``Explorer.last_update_s`` is the duration of the last update, redraw
+  included.
+* **Alt text.** Every image is an ``<img alt="..." src="data:image/png;...">``
+  inside an ``ipywidgets.HTML`` widget (``ipywidgets.Image`` has no alt
+  attribute).  The alt text is ``alt.format(**labels)`` where each placeholder
+  receives the *formatted* value label of that control (e.g. ``"4 KiB"``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
+
+import ipywidgets as W
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .style import use_book_style
+
+__all__ = ["Explorer", "explorer", "grid"]
+
+DrawFn = Callable[..., Any]
+
+
+class Explorer:
+    """A matplotlib figure driven by selection sliders; see the module docstring."""
+
+    #: PNG resolution. 6.4 x 3.8 in at 100 dpi is 640 x 380 px.
+    dpi: int = 100
+    #: Colours kept when the PNG is quantised to a palette (smaller pages).
+    png_colors: int = 96
+
+    def __init__(
+        self,
+        draw: DrawFn,
+        controls: Mapping[str, Sequence[Any]],
+        *,
+        alt: str,
+        labels: Optional[Mapping[str, str]] = None,
+        formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
+        figsize: tuple[float, float] = (6.4, 3.8),
+        initial: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        if not callable(draw):
+            raise TypeError("draw must be callable as draw(fig, **params)")
+        if not controls:
+            raise ValueError("controls must name at least one parameter")
+        if not isinstance(alt, str) or not alt.strip():
+            raise ValueError("alt text is required (it is what a screen reader says)")
+        use_book_style()
+        self._draw = draw
+        self.names: list[str] = list(controls)
+        self.values: dict[str, list[Any]] = {}
+        for name in self.names:
+            vals = list(controls[name])
+            if not vals:
+                raise ValueError(f"control {name!r} has no values")
+            self.values[name] = vals
+        labels = dict(labels or {})
+        formats = dict(formats or {})
+        unknown = (set(labels) | set(formats) | set(initial or {})) - set(self.names)
+        if unknown:
+            raise ValueError(f"labels/formats/initial name unknown controls: {sorted(unknown)}")
+        self.alt_template = alt
+        self.figsize = tuple(figsize)
+        self.value_labels: dict[str, list[str]] = {}
+        for name in self.names:
+            fmt = formats.get(name, str)
+            texts = [str(fmt(v)) for v in self.values[name]]
+            if len(set(texts)) != len(texts):
+                raise ValueError(f"control {name!r}: value labels are not unique: {texts}")
+            self.value_labels[name] = texts
+        # Fail early on a bad alt template rather than at display time.
+        self.alt_text({n: 0 for n in self.names})
+
+        start = {n: 0 for n in self.names}
+        for name, value in (initial or {}).items():
+            start[name] = self._index_of(name, value)
+
+        self.sliders: dict[str, W.SelectionSlider] = {}
+        # One description width for all sliders, so their tracks line up.
+        label_width = f"{max(len(labels.get(n, n)) for n in self.names) + 1}ch"
+        for name in self.names:
+            slider = W.SelectionSlider(
+                options=list(zip(self.value_labels[name], self.values[name])),
+                index=start[name],
+                description=labels.get(name, name),
+                continuous_update=False,
+                readout=True,
+                style={"description_width": label_width},
+                layout=W.Layout(width="min(100%, 32rem)"),
+            )
+            slider.observe(self._on_slider, names="index")
+            self.sliders[name] = slider
+
+        self._figure = Figure(figsize=self.figsize, dpi=self.dpi)
+        FigureCanvasAgg(self._figure)
+        self._leaves: dict[tuple[int, ...], W.HTML] = {}
+        self._stacks: list[list[W.Stack]] = [[] for _ in self.names]
+        self._links: list[W.Widget] = []
+        self._root: Optional[W.Stack] = None
+        self._suspend = False
+        self.widget = W.VBox(
+            list(self.sliders.values()),
+            layout=W.Layout(width="100%", max_width="48rem"),
+        )
+        self.widget.add_class("vsock-explorer")
+        #: Seconds taken by the last slider/select update, redraw included.
+        self.last_update_s: Optional[float] = None
+        #: Seconds taken to precompute the whole grid at display time.
+        self.build_s: Optional[float] = None
+        #: Number of updates run by the observer / select().
+        self.update_count = 0
+
+    # ------------------------------------------------------------------ grid
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(len(self.values[n]) for n in self.names)
+
+    @property
+    def grid_size(self) -> int:
+        size = 1
+        for n in self.grid_shape:
+            size *= n
+        return size
+
+    @property
+    def built(self) -> bool:
+        return self._root is not None
+
+    @property
+    def stacks(self) -> list[list[W.Stack]]:
+        """Stacks per nesting level (level i is switched by slider i)."""
+        return self._stacks
+
+    @property
+    def links(self) -> list[W.Widget]:
+        """The client-side ``jslink`` objects (slider index -> Stack selected_index)."""
+        return self._links
+
+    def _index_of(self, name: str, value: Any) -> int:
+        if name not in self.values:
+            raise KeyError(f"unknown control {name!r}; controls are {self.names}")
+        vals = self.values[name]
+        for i, v in enumerate(vals):
+            if v == value:
+                return i
+        for i, text in enumerate(self.value_labels[name]):
+            if text == value:
+                return i
+        raise ValueError(f"{name}={value!r} is not on the grid; choose one of {vals}")
+
+    def _indices(self) -> tuple[int, ...]:
+        return tuple(self.sliders[n].index for n in self.names)
+
+    def _params(self, idx: Sequence[int]) -> dict[str, Any]:
+        return {n: self.values[n][i] for n, i in zip(self.names, idx)}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The current slider values, by control name."""
+        return self._params(self._indices())
+
+    def alt_text(self, idx: Mapping[str, int] | Sequence[int]) -> str:
+        if isinstance(idx, Mapping):
+            idx = [idx[n] for n in self.names]
+        fields = {n: self.value_labels[n][i] for n, i in zip(self.names, idx)}
+        try:
+            return self.alt_template.format(**fields)
+        except (KeyError, IndexError) as exc:
+            raise ValueError(
+                f"alt template {self.alt_template!r} uses a name that is not a control "
+                f"({exc}); controls are {self.names}"
+            ) from None
+
+    def _render(self, idx: Sequence[int]) -> str:
+        """Run draw for grid cell ``idx``; return the ``<img>`` HTML."""
+        fig = self._figure
+        fig.clear()
+        fig.set_dpi(self.dpi)
+        fig.set_size_inches(self.figsize)
+        self._draw(fig, **self._params(idx))
+        png = _figure_png(fig, self.png_colors)
+        width = int(round(self.figsize[0] * self.dpi))
+        height = int(round(self.figsize[1] * self.dpi))
+        data = base64.b64encode(png).decode("ascii")
+        alt = html.escape(self.alt_text(idx), quote=True)
+        return (
+            f'<img class="vsock-explorer-figure" alt="{alt}" width="{width}" '
+            f'height="{height}" style="max-width:100%;height:auto" '
+            f'src="data:image/png;base64,{data}">'
+        )
+
+    def _build_level(self, level: int, prefix: tuple[int, ...]) -> W.Widget:
+        if level == len(self.names):
+            leaf = W.HTML(value=self._render(prefix))
+            self._leaves[prefix] = leaf
+            return leaf
+        name = self.names[level]
+        children = [
+            self._build_level(level + 1, prefix + (i,)) for i in range(len(self.values[name]))
+        ]
+        stack = W.Stack(children=children, selected_index=self.sliders[name].index)
+        self._stacks[level].append(stack)
+        return stack
+
+    def build(self) -> "Explorer":
+        """Precompute every grid cell and wire the sliders (done once, at display)."""
+        if self._root is not None:
+            return self
+        t0 = time.perf_counter()
+        self._root = self._build_level(0, ())
+        for name, stacks in zip(self.names, self._stacks):
+            for stack in stacks:
+                self._links.append(W.jslink((self.sliders[name], "index"), (stack, "selected_index")))
+        self.widget.children = tuple(self.sliders.values()) + (self._root,)
+        self.build_s = time.perf_counter() - t0
+        return self
+
+    # ---------------------------------------------------------------- kernel
+    def _on_slider(self, change) -> None:
+        if self._suspend or self._root is None:
+            return
+        self._update()
+
+    def _update(self) -> None:
+        t0 = time.perf_counter()
+        idx = self._indices()
+        for level, i in enumerate(idx):
+            for stack in self._stacks[level]:
+                if stack.selected_index != i:
+                    stack.selected_index = i
+        self._leaves[idx].value = self._render(idx)
+        self.update_count += 1
+        self.last_update_s = time.perf_counter() - t0
+
+    def select(self, **params: Any) -> "Explorer":
+        """Move the sliders to ``params`` and redraw that cell, as a reader would.
+
+        Values may be given as grid values (``payload=4096``) or as their
+        labels (``payload="4 KiB"``). Returns the explorer.
+        """
+        self.build()
+        targets = {name: self._index_of(name, value) for name, value in params.items()}
+        self._suspend = True
+        try:
+            for name, i in targets.items():
+                self.sliders[name].index = i
+        finally:
+            self._suspend = False
+        self._update()
+        return self
+
+    def leaf(self, **params: Any) -> W.HTML:
+        """The HTML widget holding the image for ``params`` (default: current)."""
+        self.build()
+        idx = list(self._indices())
+        for name, value in params.items():
+            i = self._index_of(name, value)
+            idx[self.names.index(name)] = i
+        return self._leaves[tuple(idx)]
+
+    @property
+    def image_html(self) -> str:
+        """``<img>`` HTML of the figure currently selected."""
+        return self.leaf().value
+
+    # --------------------------------------------------------------- display
+    def _repr_mimebundle_(self, **kwargs):
+        self.build()
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        # Keep the plain-text fallback short (the default repr would list
+        # every child widget, base64 images included).
+        if isinstance(bundle, dict) and "text/plain" in bundle:
+            bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self) -> str:
+        dims = " x ".join(f"{n}[{len(self.values[n])}]" for n in self.names)
+        return f"Explorer({dims}, {self.grid_size} figures)"
+
+
+def explorer(
+    draw: DrawFn,
+    controls: Mapping[str, Sequence[Any]],
+    *,
+    alt: str,
+    labels: Optional[Mapping[str, str]] = None,
+    formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
+    figsize: tuple[float, float] = (6.4, 3.8),
+    initial: Optional[Mapping[str, Any]] = None,
+) -> Explorer:
+    """Create an :class:`Explorer` (display it as the last expression of a cell)."""
+    return Explorer(
+        draw,
+        controls,
+        alt=alt,
+        labels=labels,
+        formats=formats,
+        figsize=figsize,
+        initial=initial,
+    )
+
+
+def _figure_png(fig: Figure, colors: int) -> bytes:
+    """Render ``fig`` with Agg and encode it as a palette PNG (small pages).
+
+    Rendering straight from the Agg buffer avoids matplotlib's own PNG
+    encode/decode round trip; quantising to ``colors`` colours keeps a
+    640 x 380 line plot around 10 KB.
+    """
+    from PIL import Image
+
+    canvas = fig.canvas
+    canvas.draw()
+    rgba = canvas.buffer_rgba()
+    im = Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba, "raw", "RGBA", 0, 1)
+    # The figure background is opaque white, so dropping alpha changes nothing.
+    small = im.convert("RGB").quantize(
+        colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
+    )
+    out = io.BytesIO()
+    small.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def grid(explorer_: Explorer):
+    """Yield ``(params, html_widget)`` for every precomputed grid cell."""
+    explorer_.build()
+    for idx in itertools.product(*(range(n) for n in explorer_.grid_shape)):
+        yield explorer_._params(idx), explorer_._leaves[idx]
