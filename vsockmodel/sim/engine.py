@@ -166,6 +166,17 @@ class Task:
         self.acc += ns
         self.busy += ns
 
+    def exit_work(self, ns: float) -> None:
+        """Spend ``ns`` of the vCPU's time in a VM exit (host mode).
+
+        The vCPU cannot run guest code meanwhile, so this delays the task like
+        :meth:`work`, but guest perf does not count it: KVM's vPMU programs its
+        host perf events with ``exclude_host = 1`` (arch/x86/kvm/pmu.c,
+        pmc_reprogram_counter), so cycles spent handling the exit are missing
+        from the guest's cycles-per-byte tables. Not added to ``busy``.
+        """
+        self.acc += ns * self._noise[int(self._rand() * self._n)]
+
     def idle_until(self, t: float) -> None:
         """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""
         if t > self.t:

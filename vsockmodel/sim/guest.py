@@ -193,7 +193,7 @@ class RxWorker(Task):
         stats.refills += 1
         stats.refill_bufs += n
         if vq.vhost_notify:                                 # virtqueue_kick() needs a VM exit
-            self.work(c.vq_kick_ns)
+            self.exit_work(c.vq_kick_ns)                    # MMIO notify: host-mode time
             stats.kicks += 1
             self.vhost.kick(self.acc + self.c.host_to_guest_latency_ns)
 

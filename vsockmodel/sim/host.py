@@ -234,6 +234,12 @@ class Vhost(Task):
         vq, c = self.vq, self.c
         q, tx = self.send_pkt_queue, self.tx_queue
         while True:
+            # vhost_run_work_list() runs one work item at a time: guest packets
+            # that arrived during an RX run are handled between runs. Make sure
+            # we know every guest packet sent before our virtual time.
+            if self.t > self.horizon():
+                yield self.flush()
+                continue
             if tx and tx[0][0] <= self.t:
                 self.handle_tx()
             if not q or not vq.avail:
@@ -263,22 +269,13 @@ class Vhost(Task):
     def do_send_pkt(self):
         """One run of vhost_transport_do_send_pkt(), bounded by vhost_exceeds_weight()."""
         c, vq, stats, env = self.c, self.vq, self.sim.stats, self.env
-        q, tx, used = self.send_pkt_queue, self.tx_queue, vq.used
+        q, used = self.send_pkt_queue, vq.used
         pkt_ns, buf_payload, used_batch = self.pkt_ns, self.buf_payload, self.used_batch
         copy_ns, add_used_ns = c.vhost_copy_byte_ns, c.vhost_add_used_ns
         pkts = total_len = 0
         pending = self.pending_used  # vhost_used_batch: heads not yet published
         stats.vhost_runs += 1
-        horizon = self.horizon()
         while True:
-            t = env._now + self.acc
-            if t > horizon:
-                horizon = self.horizon()
-                if t > horizon:
-                    yield self.flush()                  # let the guest catch up
-                    horizon = self.horizon()
-            if tx and tx[0][0] <= t:
-                self.handle_tx()
             if not q:
                 ev = self.sync()                        # the sender may be behind us
                 if ev is not None:

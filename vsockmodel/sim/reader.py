@@ -103,10 +103,6 @@ class Reader(Task):
                 break
             target -= read
         yield from sk.release_sock(self)
-        if self.kicks:
-            # The TX worker (on this CPU) sends the queued credit update: it
-            # competes with the reader for CPU0 once the socket is released.
-            self.work(self.kicks * c.tx_kick_ns)
         self.sim.log(self.t, "reader", "recv", bytes=copied)
         return copied
 
@@ -140,11 +136,21 @@ class Reader(Task):
         return total
 
     def send_credit_update(self) -> None:
-        """virtio_transport_send_credit_update(): OP_CREDIT_UPDATE carrying fwd_cnt."""
+        """virtio_transport_send_credit_update(): OP_CREDIT_UPDATE carrying fwd_cnt.
+
+        virtio_transport_send_pkt() (net/vmw_vsock/virtio_transport.c) takes the
+        fast path when send_pkt_queue is empty, which it always is here (the
+        guest sends nothing else): virtio_transport_send_skb_fast_path() does
+        mutex_trylock(tx_lock), virtqueue_add_sgs and virtqueue_kick *in the
+        caller's context*. The caller is virtio_transport_stream_do_dequeue(),
+        under lock_sock(), so the kick's VM exit is paid while the reader still
+        owns the socket: an RX worker that wants the lock meanwhile sleeps in
+        __lock_sock. (Before that fast path, send_pkt_work ran the kick later
+        from a kworker on the reader's CPU.)
+        """
         sk, c = self.sk, self.c
-        self.work(c.credit_update_ns)
+        self.work(c.credit_update_ns + c.tx_kick_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                        # virtio_transport_inc_tx_pkt()
         self.sim.stats.credit_updates += 1
         self.kicks += 1
-        self.host.from_guest(self.t + c.tx_kick_ns + c.host_to_guest_latency_ns,
-                             sk.fwd_cnt, sk.buf_alloc)
+        self.host.from_guest(self.t + c.host_to_guest_latency_ns, sk.fwd_cnt, sk.buf_alloc)

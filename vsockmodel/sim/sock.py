@@ -113,6 +113,7 @@ class GuestSock:
         if self.lock_wq:
             waiter, wev = self.lock_wq.popleft()
             task.work(self.sim.c.wakeup_ns)
+            task.exit_work(self.sim.c.ipi_exit_ns)          # the waiter's vCPU is halted
             task.wakes_sent += 1
             wev.fire(task.acc + self.sim.vcpu_wake(waiter, task.env._now + task.acc))
 
@@ -128,6 +129,7 @@ class GuestSock:
             return
         self.sleeper = None          # autoremove_wake_function
         task.work(self.sim.c.wakeup_ns)
+        task.exit_work(self.sim.c.ipi_exit_ns)              # the reader's vCPU is halted
         task.wakes_sent += 1
         ev.fire(task.acc + self.sim.vcpu_wake(self.reader, task.env._now + task.acc))
         self.sim.log(task.t, task.name, "wake_reader")
