@@ -136,8 +136,8 @@ def test_pingpong_reports_rtt():
 
 
 def test_vhost_used_batch_publishes_once_per_run():
-    one = vm.run(payload=256, vhost_used_batch=False).counters
-    batched = vm.run(payload=256, vhost_used_batch=True).counters
+    one = vm.run(payload=256, vhost_used_batch=False, transfer=256 * 4000).counters
+    batched = vm.run(payload=256, vhost_used_batch=True, transfer=256 * 4000).counters
     assert one["used_publishes"] == 4000
     assert batched["used_publishes"] < one["used_publishes"]
 

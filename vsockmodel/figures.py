@@ -128,3 +128,161 @@ def gain_pct(a: float, b: float) -> float:
 
 __all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload",
            "lock_timeline", "gain_pct", "fmt_size"]
+
+
+# ---------------------------------------------------------------------------
+# Chapters 1 and 2: RX buffer layouts and an annotated lock timeline.
+
+def rx_buffer_layouts(ax):
+    """One guest RX buffer in each kernel layout, drawn to scale in bytes.
+
+    Rows: the ``virtio_vsock_pkt`` layout (up to Linux 6.2), the sk_buff
+    layout of 6.3-6.16 (``alloc_skb(4096 + 44)``) and the 6.17+ layout
+    (``SKB_WITH_OVERHEAD(4096)``: the whole head fits one 4 KiB page). Sizes
+    come from :mod:`vsockmodel.kernel`; brackets above a row are the virtqueue
+    descriptors the guest posts for that buffer. The axes are switched off; a
+    scale bar gives the byte scale.
+    """
+    from matplotlib.patches import Rectangle
+
+    from . import kernel
+
+    hdr = kernel.VIRTIO_VSOCK_HDR_SIZE
+    page = 4096
+    shinfo = page - (kernel.RX_BUF_PAYLOAD_6_17 + hdr)          # skb_shared_info
+    skb_struct = kernel.SKB_TRUESIZE_0 - shinfo                # aligned struct sk_buff
+    pkt_rest = 64                                              # the rest of virtio_vsock_pkt (not to scale)
+    head_x = 520                                               # where the data allocation starts
+    colors = {"hdr": COLORS["vermillion"], "data": COLORS["sky_blue"], "shinfo": "#b8b8b8",
+              "struct": "#f3d9a4", "rest": "#f3d9a4"}
+
+    def box(x, y, w, kind, text=None, hatch=None, text_color="#222222", fontsize=8.5):
+        ax.add_patch(Rectangle((x, y - 0.2), w, 0.4, facecolor=colors[kind], edgecolor="#444444",
+                               lw=0.8, hatch=hatch))
+        if text:
+            ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=fontsize, color=text_color)
+
+    def desc(x, w, y, text):
+        top = y + 0.3
+        ax.plot([x, x, x + w, x + w], [top - 0.06, top, top, top - 0.06], color="#222222", lw=1.0)
+        ax.text(x + w / 2, top + 0.04, text, ha="center", va="bottom", fontsize=8)
+
+    def alloc(x, y, text, right=False):
+        ax.text(x, y - 0.27, text, ha="right" if right else "left", va="top", fontsize=7.5,
+                color="#444444", style="italic")
+
+    rows = [
+        (2.2, "up to 6.2\nvirtio_vsock_pkt", kernel.RX_BUF_PAYLOAD_PRE_SKB, None),
+        (1.0, "6.3 to 6.16\nsk_buff", kernel.RX_BUF_PAYLOAD_6_3, None),
+        (-0.2, "6.17+\nsk_buff, one page", kernel.RX_BUF_PAYLOAD_6_17, page),
+    ]
+    for i, (y, name, payload, head_total) in enumerate(rows):
+        ax.text(-120, y, name, ha="right", va="center", fontsize=9, fontweight="bold")
+        if i == 0:
+            # kzalloc(sizeof(*pkt)): the header is the first member of the struct
+            box(0, y, hdr, "hdr")
+            box(hdr, y, pkt_rest, "rest", hatch="//")
+            alloc(0, y, "kzalloc: struct virtio_vsock_pkt")
+            desc(0, hdr, y, f"desc 0: {hdr} B")
+            box(head_x, y, payload, "data", f"pkt->buf: payload {payload} B")
+            alloc(head_x + payload, y, f"kmalloc: {payload} B", right=True)
+            desc(head_x, payload, y, f"desc 1: {payload} B")
+            continue
+        box(0, y, skb_struct, "struct")
+        alloc(0, y, f"sk_buff: {skb_struct} B")
+        box(head_x, y, hdr, "hdr")
+        box(head_x + hdr, y, payload, "data", f"payload {payload} B")
+        box(head_x + hdr + payload, y, shinfo, "shinfo", f"shinfo\n{shinfo} B", fontsize=7)
+        total = hdr + payload + shinfo
+        what = f"head: {total} B" + (" = one 4 KiB page" if head_total else "")
+        alloc(head_x + total, y, what, right=True)
+        desc(head_x, hdr + payload, y, f"one descriptor: {hdr} + {payload} = {hdr + payload} B")
+    # scale bar and colour key
+    sb_y = -0.95
+    ax.plot([head_x, head_x + 1024], [sb_y, sb_y], color="#222222", lw=2)
+    ax.text(head_x + 512, sb_y - 0.08, "1 KiB (hatched part: not to scale)", ha="center", va="top",
+            fontsize=7.5)
+    from matplotlib.patches import Patch
+    key = [("hdr", f"virtio_vsock_hdr ({hdr} B)"), ("data", "payload"),
+           ("shinfo", "struct skb_shared_info"), ("struct", "struct sk_buff / virtio_vsock_pkt")]
+    ax.legend([Patch(facecolor=colors[k], edgecolor="#444444", lw=0.6) for k, _ in key],
+              [t for _, t in key], loc="lower right", ncol=2, fontsize=7.5,
+              bbox_to_anchor=(1.0, -0.02), handlelength=1.2, columnspacing=1.2)
+    ax.set_xlim(-1250, head_x + 4096 + 44 + shinfo + 60)
+    ax.set_ylim(-1.25, 2.75)
+    ax.set_axis_off()
+
+
+def _next_event(trace, i, actor):
+    for t, a, e, info in trace[i + 1:]:
+        if a == actor:
+            return t, e
+    return None, None
+
+
+def lock_timeline_annotated(ax, result, t0_us: float, span_us: float = 60.0):
+    """:func:`lock_timeline` plus the wake-ups that explain it.
+
+    On top of lock ownership (solid), waiting for the lock (hatched), queued
+    packets (ticks) and recv() returns (triangles), it draws:
+
+    * the reader asleep waiting for data (grey dashed line),
+    * each ``sk_data_ready`` wake-up of the reader by the RX worker (arrow),
+    * each futile wake-up (cross): a task woken for data or for the lock that
+      finds the socket owned and goes back to sleep in ``__lock_sock``.
+
+    Use :func:`timeline_legend` for a matching legend.
+    """
+    lock_timeline(ax, result, t0_us=t0_us, span_us=span_us)
+    t1_us = t0_us + span_us
+    rows = {"worker": 1.0, "reader": 0.0}
+    trace = sorted(result.trace, key=lambda e: e[0])
+    last_reader = None
+    for i, (t, actor, event, info) in enumerate(trace):
+        tu = t / 1000
+        if actor == "reader" and event == "sleep":
+            t_next, _ = _next_event(trace, i, "reader")
+            a, b = max(tu, t0_us), min((t_next or t) / 1000, t1_us)
+            if b > a:
+                ax.plot([a, b], [0.0, 0.0], color="#777777", lw=1.2, ls=(0, (3, 2)))
+        if not t0_us <= tu <= t1_us:
+            if actor == "reader":
+                last_reader = event
+            continue
+        if actor == "worker" and event == "wake_reader":
+            ax.annotate("", xy=(tu, 0.3), xytext=(tu, 0.72),
+                        arrowprops=dict(arrowstyle="-|>", color=COLORS["vermillion"], lw=1.3,
+                                        mutation_scale=9))
+        elif event == "futile_wakeup" or (actor == "reader" and event == "lock_wait"
+                                          and last_reader == "sleep"):
+            ax.plot([tu], [rows[actor] - 0.36], "x", color=COLORS["vermillion"], markersize=6,
+                    markeredgewidth=1.6)
+        if actor == "reader":
+            last_reader = event
+
+
+def timeline_legend():
+    """(handles, labels) for :func:`lock_timeline_annotated`, for ``fig.legend``."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=ACTOR_COLORS["worker"]),
+        Patch(color=ACTOR_COLORS["reader"]),
+        Patch(facecolor="white", edgecolor="#555555", hatch="////"),
+        Line2D([], [], color="#777777", lw=1.2, ls=(0, (3, 2))),
+        Line2D([], [], color=COLORS["black"], marker="|", ls="none", markersize=7),
+        Line2D([], [], color=COLORS["black"], marker="v", ls="none", markersize=5),
+        Line2D([], [], color=COLORS["vermillion"], marker="$\\downarrow$", ls="none", markersize=9),
+        Line2D([], [], color=COLORS["vermillion"], marker="x", ls="none", markersize=6,
+               markeredgewidth=1.6),
+    ]
+    labels = [
+        "RX worker owns lock_sock", "reader owns lock_sock", "asleep in __lock_sock",
+        "reader asleep for data", "packet queued", "recv() returns", "sk_data_ready wakes reader",
+        "futile wake-up",
+    ]
+    return handles, labels
+
+
+__all__ += ["rx_buffer_layouts", "lock_timeline_annotated", "timeline_legend"]

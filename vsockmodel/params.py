@@ -22,8 +22,8 @@ MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * kernel.MiB
 
 # Default length of a stream run: enough packets for a throughput that is
-# stable to about 1 % (tests/test_model_speed_and_stability.py checks it).
-DEFAULT_STREAM_PACKETS = 4000
+# stable to about 1-2 % (`python -m vsockmodel bench` measures it).
+DEFAULT_STREAM_PACKETS = 8000
 DEFAULT_MIN_WRITES = 60
 DEFAULT_REQUESTS = 300
 

@@ -132,7 +132,8 @@ class RxWorker(Task):
                     stats.wakeups["worker"] += 1
                 self.irq_at = None
             self.work(c.irq_ns)
-            self.sim.log(self.t, "worker", "rx_work")
+            if self.sim.trace is not None:
+                self.sim.log(self.t, "worker", "rx_work")
             yield from self.rx_work()
 
     # ---- virtio_transport_rx_work() --------------------------------------------
@@ -419,6 +420,7 @@ class RxWorker(Task):
         stats.reset_reason = (f"ENOBUFS: rx_queue had {len(sk.rx_queue)} skb(s), buf_used "
                               f"{sk.buf_used} of {sk.buf_alloc}")
         self.sim.stats_drop(pkt.len)
-        self.sim.log(self.t, "worker", "reset", qlen=len(sk.rx_queue))
+        if self.sim.trace is not None:
+            self.sim.log(self.t, "worker", "reset", qlen=len(sk.rx_queue))
         sk.error_report()
         self.sim.finish()

@@ -318,7 +318,8 @@ class Vhost(Task):
         if pkts:
             self.work(c.vhost_signal_ns)
             stats.vhost_signals += 1
-            self.sim.log(self.t, "vhost", "signal", pkts=pkts)
+            if self.sim.trace is not None:
+                self.sim.log(self.t, "vhost", "signal", pkts=pkts)
             self.worker.signal(self.t)                  # vhost_signal()
 
     def _add_used_n(self, pkts: list[Packet]) -> None:

@@ -91,7 +91,8 @@ class Reader(Task):
                 sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
                 self.work(c.unlock_ns + c.lock_ns)          # release_sock .. lock_sock
                 yield from sk.release_sock(self)
-                self.sim.log(self.t, "reader", "sleep")
+                if self.sim.trace is not None:
+                    self.sim.log(self.t, "reader", "sleep")
                 yield from self.sleep_on(ev)                # schedule_timeout()
                 stats.wakeups["reader"] += 1
                 yield from sk.lock_sock(self, woken_for_data=True)
@@ -103,7 +104,8 @@ class Reader(Task):
                 break
             target -= read
         yield from sk.release_sock(self)
-        self.sim.log(self.t, "reader", "recv", bytes=copied)
+        if self.sim.trace is not None:
+            self.sim.log(self.t, "reader", "recv", bytes=copied)
         return copied
 
     def stream_do_dequeue(self, length: int) -> int:

@@ -84,7 +84,8 @@ class GuestSock:
         while self.owned:
             ev = Wakeup(task)
             self.lock_wq.append((task, ev))
-            self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name)
+            if self.sim.trace is not None:
+                self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name)
             yield from task.sleep_on(ev)
             stats.wakeups[task.name] += 1
             ev2 = task.sync()
@@ -92,7 +93,8 @@ class GuestSock:
                 yield ev2
             if self.owned:
                 stats.futile_wakeups[task.name] += 1
-                self.sim.log(task.t, task.name, "futile_wakeup")
+                if self.sim.trace is not None:
+                    self.sim.log(task.t, task.name, "futile_wakeup")
         stats.lock_wait[task.name].append(task.t - t0)
 
     def release_sock(self, task: Task):
@@ -112,10 +114,17 @@ class GuestSock:
             self.sim.log(t, task.name, "unlock")
         if self.lock_wq:
             waiter, wev = self.lock_wq.popleft()
-            task.work(self.sim.c.wakeup_ns)
-            task.exit_work(self.sim.c.ipi_exit_ns)          # the waiter's vCPU is halted
-            task.wakes_sent += 1
+            self._pay_wakeup(task)
             wev.fire(task.acc + self.sim.vcpu_wake(waiter, task.env._now + task.acc))
+
+    def _pay_wakeup(self, task: Task) -> None:
+        """try_to_wake_up() of a task on another, halted vCPU, paid by the waker."""
+        c = self.sim.c
+        if c.wakeup_ns:
+            task.work(c.wakeup_ns)
+        if c.ipi_exit_ns:
+            task.exit_work(c.ipi_exit_ns)                   # the IPI's VM exit, if any
+        task.wakes_sent += 1
 
     # ---- sk_data_ready ---------------------------------------------------------
     def sk_data_ready(self, task: Task) -> None:
@@ -128,11 +137,10 @@ class GuestSock:
         if ev is None:
             return
         self.sleeper = None          # autoremove_wake_function
-        task.work(self.sim.c.wakeup_ns)
-        task.exit_work(self.sim.c.ipi_exit_ns)              # the reader's vCPU is halted
-        task.wakes_sent += 1
+        self._pay_wakeup(task)
         ev.fire(task.acc + self.sim.vcpu_wake(self.reader, task.env._now + task.acc))
-        self.sim.log(task.t, task.name, "wake_reader")
+        if self.sim.trace is not None:
+            self.sim.log(task.t, task.name, "wake_reader")
 
     def vsock_data_ready(self, task: Task) -> None:
         """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT."""
