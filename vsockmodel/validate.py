@@ -71,7 +71,7 @@ class Config:
 
 def _run_one(args) -> tuple:
     """One seeded run (top level so worker processes can import it)."""
-    config, seed, costs_dict = args
+    config, seed, costs_dict, packets = args
     from .model import simulate
 
     costs = Costs(**costs_dict)
@@ -81,7 +81,7 @@ def _run_one(args) -> tuple:
         r = simulate(p, costs)
         return config, seed, {"rtt_us": r.rtt_us}
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed)
-    writes = max(60, math.ceil(PACKETS / p.packets_per_write))
+    writes = max(60, math.ceil(packets / p.packets_per_write))
     recv_size = config.payload if config.receiver == "fixedsyscall" else 64 * 1024
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed,
                        recv_size=recv_size, transfer=writes * config.payload)
@@ -92,7 +92,7 @@ def _run_one(args) -> tuple:
 
 
 def predict(costs: Costs | None = None, seeds=SEEDS, jobs: int | None = None,
-            progress=None) -> dict:
+            progress=None, packets: int = PACKETS) -> dict:
     """Model predictions for every configuration the seed tables need, seed-averaged."""
     costs = costs or default_costs()
     configs = set()
@@ -100,7 +100,7 @@ def predict(costs: Costs | None = None, seeds=SEEDS, jobs: int | None = None,
         configs |= {Config(v, p, receiver) for v in (va, vb) for p in PAYLOADS}
     for (_, va), (_, vb) in RTT.values():
         configs |= {Config(v, p, "pingpong") for v in (va, vb) for p in RTT_PAYLOADS}
-    tasks = [(c, s, costs.to_dict()) for c in sorted(configs, key=repr) for s in seeds]
+    tasks = [(c, s, costs.to_dict(), packets) for c in sorted(configs, key=repr) for s in seeds]
     jobs = jobs or min(len(tasks), os.cpu_count() or 1)
     sums: dict = {}
     done = 0
