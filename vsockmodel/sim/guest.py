@@ -146,18 +146,20 @@ class RxWorker(Task):
         recv = self.recv_pkt_batch if self.sim.p.spec.batch else self.recv_pkt
         fixed_ns, byte_ns = c.get_buf_ns, c.rx_byte_ns
         finished = self.sim.finished
-        env = self.env
+        env, used = self.env, vq.used
         self.work(c.worker_run_ns)
         while True:
             vq.cb_enabled_at = None                         # virtqueue_disable_cb()
             while True:
-                pkt = vq.get_buf(env._now + self.acc)       # virtqueue_get_buf()
-                if pkt is None:
+                # virtqueue_get_buf(): the oldest buffer vhost has published by now
+                if not used or used[0][0] > env._now + self.acc:
                     ev = self.sync()
                     if ev is not None:
                         yield ev
                         continue
                     break
+                vq.rx_buf_nr -= 1
+                pkt = used.popleft()[1]
                 stats.packets += 1
                 stats.payload_bytes += pkt.len
                 # get_buf, length checks, rx_put, tap: charged with the next step
