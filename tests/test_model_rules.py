@@ -106,9 +106,18 @@ def test_a_4k_write_is_two_packets_with_the_measured_kernel_layout():
 def test_write_split(payload, buf, packets):
     p, _ = vm.make_params(payload=payload, rx_buf_payload=buf)
     assert p.packets_per_write == packets
-    # a buffer large enough that credit never splits a write
-    r = vm.run(payload=payload, rx_buf_payload=buf, transfer=payload * 20, buffer="4M")
-    assert r.packets == 20 * packets
+    # few enough writes that credit (at most the sender's 256 KiB) never splits one
+    writes = min(20, kernel.VSOCK_DEFAULT_BUFFER_SIZE // payload)
+    r = vm.run(payload=payload, rx_buf_payload=buf, transfer=payload * writes)
+    assert r.packets == writes * packets
+
+
+def test_a_guest_buffer_beyond_the_senders_does_not_widen_the_window():
+    # virtio_transport_has_space(): min(peer_buf_alloc, buf_alloc) - in flight
+    small = vm.run(variant="p1-p5", payload=4096, buffer="256K")
+    large = vm.run(variant="p1-p5", payload=4096, buffer="1M")
+    assert large.throughput_gbps == pytest.approx(small.throughput_gbps, rel=0.05)
+    assert vm.run(variant="p1-p5", payload=4096, buffer="64K").throughput_gbps < 0.8 * small.throughput_gbps
 
 
 def test_pre_skb_uses_its_own_buffer_layout():

@@ -66,7 +66,7 @@ class Costs:
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(
-        700, "prior", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
+        700, "fitted", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
         "lock, IPI send; in a guest an IPI can cost a VM exit)")
     ipi_exit_ns: float = _cost(
         0, "prior", "host-mode time on the waking vCPU when try_to_wake_up sends a reschedule "
@@ -78,7 +78,7 @@ class Costs:
         "virtualization. 1500 is the legacy-hardware value (see the fidelity report: it lowers "
         "fixed-64K accuracy). Delays the waker; invisible to guest perf cycles")
     sleep_ns: float = _cost(
-        1200, "prior", "a task going to sleep and later running again on its own CPU "
+        1200, "fitted", "a task going to sleep and later running again on its own CPU "
         "(schedule out + schedule in)")
 
     # ---- guest CPU0: the reader (vsock_connectible_recvmsg) ----------------

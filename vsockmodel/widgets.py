@@ -37,6 +37,7 @@ How it works:
 from __future__ import annotations
 
 import base64
+import gc
 import html
 import io
 import itertools
@@ -247,6 +248,11 @@ class Explorer:
             for stack in stacks:
                 self._links.append(W.jslink((self.sliders[name], "index"), (stack, "selected_index")))
         self.widget.children = tuple(self.sliders.values()) + (self._root,)
+        # Precomputing leaves many long-lived objects (cached model runs, PNGs):
+        # move them out of the collector's way so a later full collection does
+        # not stall a slider update by a few hundred milliseconds.
+        gc.collect()
+        gc.freeze()
         self.build_s = time.perf_counter() - t0
         return self
 

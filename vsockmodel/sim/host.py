@@ -35,10 +35,13 @@ class HostSocket:
     processed them; the sender applies an entry once its own time has passed it.
     """
 
-    def __init__(self, peer_buf_alloc: int):
+    def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE):
         self.tx_cnt = 0
         self.peer_fwd_cnt = 0
         self.peer_buf_alloc = peer_buf_alloc
+        # The host socket's own buffer: vsock_perf sets --vsk-size on the
+        # receiver only, so the sender keeps the 256 KiB default.
+        self.buf_alloc = buf_alloc
         self.learned: deque = deque()   # (time, fwd_cnt, buf_alloc)
 
     def advance(self, t: float) -> None:
@@ -50,8 +53,10 @@ class HostSocket:
             self.peer_buf_alloc = buf_alloc
 
     def credit(self) -> int:
-        """peer_buf_alloc - (tx_cnt - peer_fwd_cnt): may not go below zero."""
-        return self.peer_buf_alloc - (self.tx_cnt - self.peer_fwd_cnt)
+        """min(peer_buf_alloc, buf_alloc) - (tx_cnt - peer_fwd_cnt), as in
+        virtio_transport_has_space(): a guest buffer larger than the sender's
+        own does not widen the window. May not go below zero."""
+        return min(self.peer_buf_alloc, self.buf_alloc) - (self.tx_cnt - self.peer_fwd_cnt)
 
     def has_space(self) -> int:
         """virtio_transport_has_space()."""
