@@ -207,14 +207,18 @@ class Explorer:
                 f"({exc}); controls are {self.names}"
             ) from None
 
-    def _render(self, idx: Sequence[int]) -> str:
-        """Run draw for grid cell ``idx``; return the ``<img>`` HTML."""
+    def _render(self, idx: Sequence[int], optimize: bool = True) -> str:
+        """Run draw for grid cell ``idx``; return the ``<img>`` HTML.
+
+        ``optimize`` spends ~10 ms more per PNG for ~10 % smaller pages: worth
+        it for the precomputed grid, not for a live slider update.
+        """
         fig = self._figure
         fig.clear()
         fig.set_dpi(self.dpi)
         fig.set_size_inches(self.figsize)
         self._draw(fig, **self._params(idx))
-        png = _figure_png(fig, self.png_colors)
+        png = _figure_png(fig, self.png_colors, optimize)
         width = int(round(self.figsize[0] * self.dpi))
         height = int(round(self.figsize[1] * self.dpi))
         data = base64.b64encode(png).decode("ascii")
@@ -269,7 +273,7 @@ class Explorer:
             for stack in self._stacks[level]:
                 if stack.selected_index != i:
                     stack.selected_index = i
-        self._leaves[idx].value = self._render(idx)
+        self._leaves[idx].value = self._render(idx, optimize=False)
         self.update_count += 1
         self.last_update_s = time.perf_counter() - t0
 
@@ -341,7 +345,7 @@ def explorer(
     )
 
 
-def _figure_png(fig: Figure, colors: int) -> bytes:
+def _figure_png(fig: Figure, colors: int, optimize: bool = True) -> bytes:
     """Render ``fig`` with Agg and encode it as a palette PNG (small pages).
 
     Rendering straight from the Agg buffer avoids matplotlib's own PNG
@@ -359,7 +363,7 @@ def _figure_png(fig: Figure, colors: int) -> bytes:
         colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
     )
     out = io.BytesIO()
-    small.save(out, format="PNG", optimize=True)
+    small.save(out, format="PNG", optimize=optimize)
     return out.getvalue()
 
 
