@@ -142,3 +142,38 @@ def test_cli_bad_input_exits_2_with_one_line(args):
     assert out.returncode == 2
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+# ---- calibrate / validate refuse bad data -------------------------------------------
+
+def test_validate_and_calibrate_refuse_malformed_seed_data(monkeypatch, capsys):
+    from vsockmodel import cli, seeddata
+
+    def broken(*_a, **_k):
+        raise seeddata.SeedDataError("vsockmodel/data/seed_tables.csv, line 7: column 'value' "
+                                     "is not a number: 'x'")
+
+    monkeypatch.setattr(seeddata, "change", broken)
+    monkeypatch.setattr(seeddata, "values", broken)
+    for command in (["validate", "-q"], ["calibrate", "-q", "--dry-run"]):
+        assert cli.main(command) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "seed_tables.csv, line 7" in err[0]
+
+
+def test_a_malformed_calibration_file_is_one_clear_error(monkeypatch, tmp_path):
+    from importlib import resources
+
+    from vsockmodel import costs
+
+    bad = tmp_path / "data"
+    bad.mkdir()
+    (bad / "costs.json").write_text("{not json")
+
+    class Fake:
+        def joinpath(self, *parts):
+            return tmp_path.joinpath(*parts)
+
+    monkeypatch.setattr(resources, "files", lambda _pkg: Fake())
+    with pytest.raises(ValueError, match="costs.json: malformed"):
+        costs.load_calibrated()

@@ -188,9 +188,18 @@ def load_calibrated() -> dict:
     path = resources.files("vsockmodel").joinpath("data", CALIBRATED_FILE)
     if not path.is_file():
         return {}
-    text = path.read_text()
-    data = json.loads(text)
-    return dict(data.get("costs", {}))
+    name = f"vsockmodel/data/{CALIBRATED_FILE}"
+    try:
+        data = json.loads(path.read_text())
+        fitted = dict(data["costs"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{name}: malformed ({exc}); run `python -m vsockmodel calibrate` "
+                         f"to write it again") from None
+    known = {f.name for f in fields(Costs)}
+    bad = sorted(set(fitted) - known)
+    if bad:
+        raise ValueError(f"{name}: unknown cost name(s) {bad}; run `python -m vsockmodel calibrate`")
+    return fitted
 
 
 def default_costs() -> Costs:

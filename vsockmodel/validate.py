@@ -215,7 +215,23 @@ def check_targets(report: dict) -> list[dict]:
     return out
 
 
+def check_data() -> None:
+    """Read every seed table the scores need, so bad data fails before any run."""
+    for table, ((sa, _), (sb, _), receiver) in THROUGHPUT.items():
+        seeddata.change(table)
+        for state in (sa, sb):
+            seeddata.values(table, state, "throughput_gbps")
+            if receiver == "fixedsyscall":
+                seeddata.values(table, state, "recv_calls")
+    for table, ((sa, _), (sb, _)) in RTT.items():
+        seeddata.change(table)
+        for state in (sa, sb):
+            seeddata.values(table, state, "rtt_us")
+    seeddata.testbed()
+
+
 def validate(costs: Costs | None = None, seeds=SEEDS, jobs: int | None = None, progress=None) -> dict:
+    check_data()
     return score(predict(costs, seeds=seeds, jobs=jobs, progress=progress))
 
 
