@@ -10,6 +10,16 @@ yields only when another event is scheduled before its own virtual time
 ``env.now + acc`` (:meth:`Task.sync`); otherwise nothing can happen in between
 and it runs ahead. This keeps the event count close to one per interaction,
 not one per kernel function, without changing any ordering.
+
+Queues between actors carry time stamps (a used buffer is published at a
+simulated time, an skb is queued at one), so a consumer takes an entry only
+once its own virtual time has passed the stamp. The host side, whose inputs
+from the guest (credit, RX buffers) only ever grow, may run far ahead of the
+guest; it bounds how far with a lookahead (``Vhost.horizon``).
+
+Noise: every CPU cost is multiplied by a seeded log-normal factor of mean 1
+(``jitter_cv``), and every wake-up latency by another (``wake_latency_cv``),
+both drawn from precomputed quantile tables so a draw is one random number.
 """
 
 from __future__ import annotations
@@ -94,10 +104,6 @@ class Sim:
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 
     # ---- randomness -----------------------------------------------------------
-    def jitter(self, ns: float) -> float:
-        """A CPU cost with seeded multiplicative noise (log-normal, mean 1)."""
-        return ns * self._jitter[int(self.rng.random() * self.TABLE)]
-
     def latency(self, mean: float) -> float:
         """A wake-up latency with seeded noise (log-normal with the configured cv)."""
         return mean * self._wake[int(self.rng.random() * self.TABLE)]

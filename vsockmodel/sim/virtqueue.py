@@ -3,7 +3,8 @@
 The guest posts empty buffers (``rx_fill``); vhost takes one per packet and
 publishes it in the used ring at a known simulated time (``vhost_add_used``, or
 in groups with ``vhost_add_used_n``). The guest RX worker takes used buffers
-whose publication time has passed (``virtqueue_get_buf``).
+whose publication time has passed (``virtqueue_get_buf``, in
+``RxWorker.rx_work``).
 """
 
 from __future__ import annotations
@@ -32,14 +33,6 @@ class RxVirtqueue:
         self.rx_buf_max_nr = size      # virtio_vsock::rx_buf_max_nr
         self.cb_enabled_at = 0.0       # when virtqueue_enable_cb() last ran; None if disabled
         self.vhost_notify = True       # vhost_enable_notify: vhost wants a kick
-
-    def get_buf(self, t: float):
-        """virtqueue_get_buf(): the oldest used buffer published by time t."""
-        used = self.used
-        if used and used[0][0] <= t:
-            self.rx_buf_nr -= 1
-            return used.popleft()[1]
-        return None
 
     def has_used(self, t: float) -> bool:
         """True if a used buffer is published by t (virtqueue_enable_cb's check)."""
