@@ -1,7 +1,11 @@
 """The kernel versions the model can run, named after the seeds.
 
-Each variant is a set of switches on the RX path; ``vsockmodel.guest`` reads
-the switches, so a variant adds no code of its own.
+Each variant is a set of switches on the RX path; ``vsockmodel.sim.guest``
+reads the switches, so a variant adds no code of its own. Everything else
+(the host, the credit rules, the socket lock, the reader) is the same recent
+kernel in every variant, so comparing two variants isolates what the switches
+change. ``pre-skb`` is therefore the old RX data structures on an otherwise
+modern path, not a faithful Linux 6.2.
 """
 
 from __future__ import annotations
