@@ -17,7 +17,6 @@ WARMUP_FRACTION = 0.1
 class Reader(Task):
     def __init__(self, sim: Sim, sk: GuestSock, host, worker):
         super().__init__(sim, "reader")
-        self.kicks = 0
         self.sk = sk
         sk.reader = self
         self.host = host          # receives guest packets: vhost's TX side
@@ -81,7 +80,6 @@ class Reader(Task):
         self.work(c.recv_syscall_ns)
         yield from sk.lock_sock(self)
         self.work(c.recvmsg_locked_ns)
-        self.kicks = 0
         target = min(sk.rcvlowat, length) or 1              # sock_rcvlowat()
         copied = 0
         while True:
@@ -154,5 +152,4 @@ class Reader(Task):
         self.work(c.credit_update_ns + c.tx_kick_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                        # virtio_transport_inc_tx_pkt()
         self.sim.stats.credit_updates += 1
-        self.kicks += 1
         self.host.from_guest(self.t + c.host_to_guest_latency_ns, sk.fwd_cnt, sk.buf_alloc)
