@@ -24,13 +24,16 @@ both drawn from precomputed quantile tables so a draw is one random number.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import time
+from heapq import heappush
 from statistics import NormalDist
 
 import simpy
 from simpy.core import NORMAL
+from simpy.events import PENDING, Timeout
 
 from ..costs import Costs
 from ..params import Params
@@ -60,25 +63,30 @@ class Wakeup(simpy.Event):
         self.task = task
 
     def fire(self, delay: float) -> None:
+        env = self.env
         self._ok = True
         self._value = None
-        self.task.resume_at = self.env._now + delay
-        self.env.schedule(self, NORMAL, delay)
+        t = env._now + delay
+        self.task.resume_at = t
+        # env.schedule(self, NORMAL, delay) without the call
+        heappush(env._queue, (t, NORMAL, next(env._eid), self))
 
 
-def _lognormal_table(cv: float, n: int = 2048) -> list[float]:
+@functools.lru_cache(maxsize=16)
+def _lognormal_table(cv: float, n: int = 2048) -> tuple[float, ...]:
     """n equally likely quantiles of a log-normal with mean 1 and the given cv.
 
     Drawing a noise factor is then one uniform random number and an index,
-    which keeps noise cheap on the simulation's hot path.
+    which keeps noise cheap on the simulation's hot path. The table depends
+    only on (cv, n), so runs share it (a tuple: nobody can change it).
     """
     if cv <= 0:
-        return [1.0] * n
+        return (1.0,) * n
     sigma = math.sqrt(math.log1p(cv * cv))
     normal = NormalDist(-sigma * sigma / 2, sigma)
     table = [math.exp(normal.inv_cdf((i + 0.5) / n)) for i in range(n)]
     mean = sum(table) / n
-    return [x / mean for x in table]
+    return tuple(x / mean for x in table)
 
 
 class Sim:
@@ -96,6 +104,7 @@ class Sim:
         self.stats = Stats()
         self.trace: list | None = [] if params.trace else None
         self.finished = self.env.event()
+        self.done = False   # finished has been triggered (cheaper to test than the event)
         self._jitter = _lognormal_table(costs.jitter_cv, self.TABLE)
         self._wake = _lognormal_table(costs.wake_latency_cv, self.TABLE)
         self.yields = 0
@@ -128,18 +137,23 @@ class Sim:
     def count_yield(self) -> None:
         self.yields += 1
         if self.yields % 4096 == 0:
-            if self.yields > self.max_yields:
-                raise SimulationLimitExceeded(
-                    f"run exceeded {self.max_yields} scheduling events; stopping")
-            if time.perf_counter() > self._wall_deadline:
-                raise SimulationLimitExceeded(
-                    f"run exceeded {self.MAX_WALL_S:.0f} s of wall time; stopping")
+            self.check_limits()
+
+    def check_limits(self) -> None:
+        """Every 4096 yields (see Task.flush and count_yield): stop a runaway run."""
+        if self.yields > self.max_yields:
+            raise SimulationLimitExceeded(
+                f"run exceeded {self.max_yields} scheduling events; stopping")
+        if time.perf_counter() > self._wall_deadline:
+            raise SimulationLimitExceeded(
+                f"run exceeded {self.MAX_WALL_S:.0f} s of wall time; stopping")
 
     def stats_drop(self, nbytes: int) -> None:
         self.stats.bytes_dropped_rx += nbytes
 
     def finish(self) -> None:
-        if not self.finished.triggered:
+        if not self.done:
+            self.done = True
             self.finished.succeed()
 
 
@@ -150,6 +164,8 @@ class Task:
         self.sim = sim
         self.env = sim.env
         self.c = sim.c
+        self.stats = sim.stats
+        self.trace = sim.trace   # the trace list, or None when not tracing
         self.name = name
         self.acc = 0.0    # CPU time done but not yet turned into simulated time
         self.busy = 0.0   # total CPU time, for cycles-per-byte
@@ -160,6 +176,9 @@ class Task:
         self._noise = sim._jitter
         self._rand = sim.rng.random
         self._n = sim.TABLE
+        # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
+        # is env.peek() without the method call, on the hot path of behind().
+        self._queue = sim.env._queue
 
     @property
     def t(self) -> float:
@@ -185,8 +204,17 @@ class Task:
 
     def idle_until(self, t: float) -> None:
         """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""
-        if t > self.t:
+        if t > self.env._now + self.acc:
             self.acc = t - self.env._now
+
+    def behind(self) -> bool:
+        """True if another actor may act before this task's virtual time:
+        some event is scheduled at or before ``env.now + acc``."""
+        acc = self.acc
+        if acc:
+            queue = self._queue
+            return bool(queue) and queue[0][0] <= self.env._now + acc
+        return False
 
     def sync(self):
         """A timeout to yield before touching shared state, or None when safe.
@@ -195,16 +223,21 @@ class Task:
         so nobody can observe or change shared state in between.
         """
         acc = self.acc
-        if acc and self.env.peek() <= self.env._now + acc:
-            return self.flush()
+        if acc:
+            queue = self._queue
+            if queue and queue[0][0] <= self.env._now + acc:
+                return self.flush()
         return None
 
     def flush(self):
         """Turn all accumulated work into simulated time (always a timeout)."""
-        ev = self.env.timeout(self.acc)
-        self.resume_at = self.env._now + self.acc
+        env, acc, sim = self.env, self.acc, self.sim
+        ev = Timeout(env, acc)
+        self.resume_at = env._now + acc
         self.acc = 0.0
-        self.sim.count_yield()
+        sim.yields += 1                                     # sim.count_yield()
+        if not sim.yields & 4095:
+            sim.check_limits()
         return ev
 
     def sleep_on(self, ev: Wakeup):
@@ -220,6 +253,6 @@ class Task:
         self.busy += self.c.sleep_ns
         self.sleeps += 1
         self.slept_at = self.env._now
-        if not ev.triggered:
+        if ev._value is PENDING:    # not ev.triggered
             self.resume_at = None
         yield ev

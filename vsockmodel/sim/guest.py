@@ -18,6 +18,8 @@ from .virtqueue import Packet, RxVirtqueue
 # SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, PAGE_ALLOC_COSTLY_ORDER) with 4 KiB
 # pages and a 320-byte skb_shared_info: (4096 << 3) - 44 - 320.
 MAX_COLLAPSE_LEN = (4096 << 3) - kernel.VIRTIO_VSOCK_SKB_HEADROOM - 320
+SKB_TRUESIZE_0 = kernel.SKB_TRUESIZE_0
+GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
 
 
 class RxBatch:
@@ -54,6 +56,8 @@ class RxWorker(Task):
         self.skb = spec.skb
         self.coalesce_write_space = spec.coalesce_write_space
         self.defer_data_ready = spec.defer_data_ready
+        self.batching = spec.batch
+        self.tail_copy_byte_ns = c.tail_copy_byte_ns
         # CPU cost of each step, summed once (ns before noise). Names follow the
         # kernel functions each sum stands for.
         space_update = c.space_update_ns if spec.space_update_under_lock else 0.0
@@ -142,10 +146,9 @@ class RxWorker(Task):
     # (a sync with another actor, a contended lock_sock). The common case then
     # costs no generator at all, which keeps a run fast.
     def rx_work(self):
-        c, vq, stats = self.c, self.vq, self.sim.stats
-        recv = self.recv_pkt_batch if self.sim.p.spec.batch else self.recv_pkt
+        c, vq, stats, sim = self.c, self.vq, self.stats, self.sim
+        recv = self.recv_pkt_batch if self.batching else self.recv_pkt
         fixed_ns, byte_ns = c.get_buf_ns, c.rx_byte_ns
-        finished = self.sim.finished
         env, used = self.env, vq.used
         self.work(c.worker_run_ns)
         while True:
@@ -166,7 +169,7 @@ class RxWorker(Task):
                 rest = recv(pkt, fixed_ns + pkt.len * byte_ns)
                 if rest is not None:
                     yield from rest
-                if finished.triggered:
+                if sim.done:                                # sim.finished triggered
                     return
             if self.enable_cb():
                 break
@@ -174,10 +177,6 @@ class RxWorker(Task):
         yield from self.rx_batch_finish()
         if vq.rx_buf_nr < vq.rx_buf_max_nr // 2:
             yield from self.rx_fill()
-
-    def behind(self) -> bool:
-        """True if another actor may act before this task's virtual time."""
-        return bool(self.acc) and self.env.peek() <= self.env._now + self.acc
 
     # ---- virtio_vsock_rx_fill() --------------------------------------------------
     def rx_fill(self):
@@ -204,7 +203,7 @@ class RxWorker(Task):
     def recv_pkt(self, pkt: Packet, pre: float):
         sk = self.sk
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
-        if self.behind() or sk.owned:
+        if sk.owned or self.behind():
             return self._recv_pkt_waiting(pkt)
         self._recv_pkt_locked_step(pkt)
         if self.behind():
@@ -237,7 +236,7 @@ class RxWorker(Task):
 
     # ---- virtio_transport_recv_pkt_batch() (patches 2-5), with rx_work's bounds ----
     def recv_pkt_batch(self, pkt: Packet, pre: float):
-        p, batch = self.sim.p, self.batch
+        batch = self.batch
         if batch.sk is not None:
             # rx_work: a packet that would take the batch past its byte limit
             # starts a new batch.
@@ -297,7 +296,7 @@ class RxWorker(Task):
         if sk.done:
             return False
         if self.check_headroom:
-            return (len(sk.rx_queue) + 1) * kernel.SKB_TRUESIZE_0 <= sk.buf_alloc
+            return (len(sk.rx_queue) + 1) * SKB_TRUESIZE_0 <= sk.buf_alloc
         return True
 
     def recv_pkt_locked(self, pkt: Packet, batch: RxBatch | None) -> bool:
@@ -347,15 +346,16 @@ class RxWorker(Task):
             sk.sk_data_ready(self)                          # after release_sock (patch 5)
 
     def release(self, sk: GuestSock) -> None:
-        self.sim.stats.batch_pkts.append(self.held_pkts)
-        self.sim.stats.batch_bytes.append(self.held_bytes)
-        if self.sim.trace is not None and self.sim.p.spec.batch:
+        stats = self.stats
+        stats.batch_pkts.append(self.held_pkts)
+        stats.batch_bytes.append(self.held_bytes)
+        if self.trace is not None and self.batching:
             self.sim.log(self.t, "worker", "batch_end", pkts=self.held_pkts)
         sk.release(self)
 
     # ---- virtio_transport_recv_enqueue() ------------------------------------------
     def recv_enqueue(self, pkt: Packet) -> bool:
-        sk, stats = self.sk, self.sim.stats
+        sk, stats = self.sk, self.stats
         q = sk.rx_queue
         length = pkt.len
         if self.metadata_budget:
@@ -363,7 +363,7 @@ class RxWorker(Task):
                 self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
             # virtio_transport_inc_rx_pkt(): payload budget, then metadata budget
             if (sk.buf_used + length > sk.buf_alloc
-                    or (len(q) + 1) * kernel.SKB_TRUESIZE_0 > sk.buf_alloc):
+                    or (len(q) + 1) * SKB_TRUESIZE_0 > sk.buf_alloc):
                 return False
         elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
             return False
@@ -373,21 +373,21 @@ class RxWorker(Task):
         if sk.buf_used > stats.max_buf_used:
             stats.max_buf_used = sk.buf_used
         # Tail-copy into the last skb when it has room (GOOD_COPY_LEN).
-        if length <= kernel.GOOD_COPY_LEN and q:
+        if length <= GOOD_COPY_LEN and q:
             last = q[-1]
             if length < last.room if self.skb else length <= last.room:
                 last.len += length
                 last.room -= length
-                self.work(length * self.c.tail_copy_byte_ns)
+                self.work(length * self.tail_copy_byte_ns)
                 stats.tail_copies += 1
-                if self.sim.trace is not None:
+                if self.trace is not None:
                     self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
                 return True
         q.append(Skb(length, self.buf_payload - length))
         stats.skbs_queued += 1
         if len(q) > stats.max_qlen:
             stats.max_qlen = len(q)
-        if self.sim.trace is not None:
+        if self.trace is not None:
             self.sim.log(self.t, "worker", "enqueue", len=length, qlen=len(q))
         return True
 

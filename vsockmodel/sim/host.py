@@ -56,7 +56,8 @@ class HostSocket:
         """min(peer_buf_alloc, buf_alloc) - (tx_cnt - peer_fwd_cnt), as in
         virtio_transport_has_space(): a guest buffer larger than the sender's
         own does not widen the window. May not go below zero."""
-        return min(self.peer_buf_alloc, self.buf_alloc) - (self.tx_cnt - self.peer_fwd_cnt)
+        peer, own = self.peer_buf_alloc, self.buf_alloc
+        return (peer if peer < own else own) - (self.tx_cnt - self.peer_fwd_cnt)  # min(): no call
 
     def has_space(self) -> int:
         """virtio_transport_has_space()."""
@@ -81,18 +82,22 @@ class Sender(Task):
         skb_ns, copy_ns = c.host_skb_ns, c.host_copy_byte_ns
         max_skb = kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
         env, payload, send_ns = self.env, p.payload, c.host_send_ns
+        one_skb_ns = send_ns + skb_ns + payload * copy_ns   # a write that fits one skb
+        pingpong = p.workload == "pingpong"
+        queue = self.vhost.queue
         for write in range(p.writes):
             t_start = env._now + self.acc
             if payload <= max_skb:
-                sock.advance(t_start)
+                if sock.learned:
+                    sock.advance(t_start)
                 if sock.credit() >= payload:
                     # The common case: credit for the whole write, one skb.
-                    self.work(send_ns + skb_ns + payload * copy_ns)
+                    self.work(one_skb_ns)
                     sock.tx_cnt += payload
                     stats.bytes_sent += payload
-                    self.vhost.queue(env._now + self.acc, HostSkb(payload, write))
+                    queue(env._now + self.acc, HostSkb(payload, write))
                     stats.writes += 1
-                    if p.workload == "pingpong":
+                    if pingpong:
                         yield from self.wait_reply(payload)
                         stats.rtt.append(self.t - t_start)
                     continue
@@ -101,7 +106,7 @@ class Sender(Task):
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
-                sock.advance(self.t)
+                sock.advance(env._now + self.acc)
                 credit = min(remaining, sock.has_space())
                 if credit == 0:
                     stats.sender_blocked += 1
@@ -123,11 +128,11 @@ class Sender(Task):
                     stats.bytes_sent += chunk
                     if sock.credit() < stats.min_host_credit:
                         stats.min_host_credit = sock.credit()
-                    self.vhost.queue(self.t, HostSkb(chunk, write))
+                    queue(env._now + self.acc, HostSkb(chunk, write))
                     credit -= chunk
                     remaining -= chunk
             stats.writes += 1
-            if p.workload == "pingpong":
+            if pingpong:
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
 
@@ -188,7 +193,8 @@ class Vhost(Task):
     def queue(self, t: float, skb: HostSkb) -> None:
         """vhost_transport_send_pkt(): queue the skb and wake the worker thread."""
         self.send_pkt_queue.append((t, skb))
-        self._wake(t)
+        if self.idle is not None:
+            self._wake(t)
 
     def kick(self, delay: float) -> None:
         """The guest kicked the RX queue after a refill (vhost_vsock_handle_rx_kick)."""
@@ -199,12 +205,13 @@ class Vhost(Task):
     def from_guest(self, t: float, fwd_cnt: int, buf_alloc: int, nbytes: int = 0) -> None:
         """A guest TX kick at time t: a credit update, or a reply of nbytes."""
         self.tx_queue.append((t, fwd_cnt, buf_alloc, nbytes))
-        self._wake(t)
+        if self.idle is not None:
+            self._wake(t)
 
     def _wake(self, t: float) -> None:
-        if self.idle is not None:
-            ev, self.idle = self.idle, None
-            ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
+        """Wake the idle thread (the caller checked that it is idle)."""
+        ev, self.idle = self.idle, None
+        ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
 
     def horizon(self) -> float:
         """How far ahead this thread may run without missing a guest packet.
@@ -224,28 +231,29 @@ class Vhost(Task):
 
     def handle_tx(self) -> None:
         """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
-        tx = self.tx_queue
-        while tx and tx[0][0] <= self.t:
+        tx, env, sender = self.tx_queue, self.env, self.sender
+        while tx and tx[0][0] <= env._now + self.acc:
             _, fwd_cnt, buf_alloc, nbytes = tx.popleft()
             self.work(self.c.vhost_tx_pkt_ns)
-            t = self.t
+            t = env._now + self.acc
             self.sock.learned.append((t, fwd_cnt, buf_alloc))
             if nbytes:
-                self.sender.replies.append((t, nbytes))
-            self.sim.stats.guest_tx_pkts += 1
-            self.sender.notify(t)
+                sender.replies.append((t, nbytes))
+            self.stats.guest_tx_pkts += 1
+            sender.notify(t)
 
     def main(self):
-        vq, c = self.vq, self.c
+        vq, c, env = self.vq, self.c, self.env
         q, tx = self.send_pkt_queue, self.tx_queue
         while True:
             # vhost_run_work_list() runs one work item at a time: guest packets
             # that arrived during an RX run are handled between runs. Make sure
             # we know every guest packet sent before our virtual time.
-            if self.t > self.horizon():
+            t = env._now + self.acc
+            if t > self.horizon():
                 yield self.flush()
                 continue
-            if tx and tx[0][0] <= self.t:
+            if tx and tx[0][0] <= t:
                 self.handle_tx()
             if not q or not vq.avail:
                 ev = self.sync()
@@ -277,6 +285,8 @@ class Vhost(Task):
         q, used = self.send_pkt_queue, vq.used
         pkt_ns, buf_payload, used_batch = self.pkt_ns, self.buf_payload, self.used_batch
         copy_ns, add_used_ns = c.vhost_copy_byte_ns, c.vhost_add_used_ns
+        pkt_add_used_ns = pkt_ns + add_used_ns                # per buffer without vhost_used_batch
+        pkt_weight, byte_weight = kernel.VHOST_VSOCK_PKT_WEIGHT, kernel.VHOST_VSOCK_WEIGHT
         pkts = total_len = 0
         pending = self.pending_used  # vhost_used_batch: heads not yet published
         stats.vhost_runs += 1
@@ -308,7 +318,7 @@ class Vhost(Task):
                     self._add_used_n(pending)
             else:
                 # copy header + payload, then vhost_add_used(): publish one element
-                self.work(pkt_ns + add_used_ns + payload_len * copy_ns)
+                self.work(pkt_add_used_ns + payload_len * copy_ns)
                 used.append((env._now + self.acc, pkt))
                 stats.used_publishes += 1
             skb.offset += payload_len
@@ -316,7 +326,7 @@ class Vhost(Task):
                 q.popleft()
             pkts += 1
             total_len += payload_len
-            if pkts >= kernel.VHOST_VSOCK_PKT_WEIGHT or total_len >= kernel.VHOST_VSOCK_WEIGHT:
+            if pkts >= pkt_weight or total_len >= byte_weight:
                 break                                   # vhost_exceeds_weight(): requeue
         if pending:
             self._add_used_n(pending)

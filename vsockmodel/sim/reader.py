@@ -75,10 +75,12 @@ class Reader(Task):
     # ---- vsock_connectible_recvmsg() --------------------------------------------
     def recvmsg(self, length: int):
         """Generator returning the number of bytes one recv(length) returns."""
-        c, sk, stats = self.c, self.sk, self.sim.stats
+        c, sk, stats = self.c, self.sk, self.stats
         stats.recv_calls += 1
         self.work(c.recv_syscall_ns)
-        yield from sk.lock_sock(self)
+        rest = sk.lock_sock(self)
+        if rest is not None:
+            yield from rest
         self.work(c.recvmsg_locked_ns)
         target = min(sk.rcvlowat, length) or 1              # sock_rcvlowat()
         copied = 0
@@ -88,12 +90,16 @@ class Reader(Task):
                 ev = Wakeup(self)
                 sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
                 self.work(c.unlock_ns + c.lock_ns)          # release_sock .. lock_sock
-                yield from sk.release_sock(self)
-                if self.sim.trace is not None:
+                rest = sk.release_sock(self)
+                if rest is not None:
+                    yield from rest
+                if self.trace is not None:
                     self.sim.log(self.t, "reader", "sleep")
                 yield from self.sleep_on(ev)                # schedule_timeout()
                 stats.wakeups["reader"] += 1
-                yield from sk.lock_sock(self, woken_for_data=True)
+                rest = sk.lock_sock(self, woken_for_data=True)
+                if rest is not None:
+                    yield from rest
             if sk.done:
                 break
             read = self.stream_do_dequeue(length - copied)
@@ -101,8 +107,10 @@ class Reader(Task):
             if read >= target:
                 break
             target -= read
-        yield from sk.release_sock(self)
-        if self.sim.trace is not None:
+        rest = sk.release_sock(self)
+        if rest is not None:
+            yield from rest
+        if self.trace is not None:
             self.sim.log(self.t, "reader", "recv", bytes=copied)
         return copied
 
@@ -110,21 +118,29 @@ class Reader(Task):
         """virtio_transport_stream_do_dequeue(): copy out, free whole skbs, maybe credit."""
         c, sk = self.c, self.sk
         q = sk.rx_queue
-        total = freed = 0
-        while total < length and q:
+        total = freed = freed_len = 0
+        while q:
             skb = q[0]
-            n = min(length - total, skb.len - skb.off)
+            n = skb.len - skb.off
+            if n > length - total:
+                # skb_copy_datagram_iter() of the part that fits; the skb stays.
+                n = length - total
+                skb.off += n
+                total += n
+                break
             total += n                                      # skb_copy_datagram_iter()
-            skb.off += n
-            sk.rx_bytes -= n
-            if skb.off == skb.len:
-                # dec_rx_pkt(): fwd_cnt moves only when a whole skb is consumed.
-                sk.buf_used -= skb.len
-                sk.fwd_cnt += skb.len
-                q.popleft()                                 # __skb_unlink, consume_skb
-                freed += 1
+            skb.off = skb.len
+            # dec_rx_pkt(): fwd_cnt moves only when a whole skb is consumed.
+            freed_len += skb.len
+            q.popleft()                                     # __skb_unlink, consume_skb
+            freed += 1
+            if total == length:
+                break
+        sk.rx_bytes -= total
+        sk.buf_used -= freed_len
+        sk.fwd_cnt += freed_len
         self.work(total * c.copy_to_user_byte_ns + freed * c.dequeue_skb_ns)
-        stats = self.sim.stats
+        stats = self.stats
         stats.bytes_read += total
         if sk.rx_bytes < 0 or stats.bytes_read > stats.bytes_enqueued:
             raise AssertionError("the reader read more than was received")

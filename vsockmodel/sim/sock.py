@@ -35,6 +35,8 @@ class GuestSock:
         p = sim.p
         self.sim = sim
         self.env = sim.env
+        self.stats = sim.stats
+        self.trace = sim.trace              # the trace list, or None
         # sk_lock
         self.owned = False
         self.owner: Task | None = None
@@ -55,10 +57,20 @@ class GuestSock:
         self.reader = None                  # the task that sleeps on sk_sleep(sk)
 
     # ---- lock_sock / release_sock ---------------------------------------------
-    # The caller syncs first (Task.sync) and charges the CPU cost of the calls;
-    # these functions only move ownership, so the hot path stays cheap.
+    # The caller charges the CPU cost of the calls; these functions only move
+    # ownership, so the hot path stays cheap. Like RxWorker's per-packet
+    # functions, lock_sock and release_sock return None when they finished
+    # without having to wait, or a generator the caller runs (``yield from``)
+    # to finish the call: after a sync, or for a contended lock.
     def lock_sock(self, task: Task, woken_for_data: bool = False):
-        """Generator: net/core/sock.c lock_sock(). Yields only when it must."""
+        """net/core/sock.c lock_sock(): None, or a generator that waits for the lock."""
+        if self.owned or task.behind():
+            return self._lock_sock_wait(task, woken_for_data)
+        self.take(task)
+        return None
+
+    def _lock_sock_wait(self, task: Task, woken_for_data: bool):
+        """lock_sock() after a sync, sleeping in __lock_sock if the socket is owned."""
         ev = task.sync()
         if ev is not None:
             yield ev
@@ -71,7 +83,7 @@ class GuestSock:
         self.owned = True
         self.owner = task
         self.owned_since = task.env._now + task.acc
-        if self.sim.trace is not None:
+        if self.trace is not None:
             self.sim.log(self.owned_since, task.name, "lock")
 
     def lock_sock_slow(self, task: Task, woken_for_data: bool = False):
@@ -98,19 +110,23 @@ class GuestSock:
         stats.lock_wait[task.name].append(task.t - t0)
 
     def release_sock(self, task: Task):
-        """Generator: sync, then release()."""
-        ev = task.sync()
-        if ev is not None:
-            yield ev
+        """Sync, then release(): None if no sync was needed, else a generator."""
+        if task.behind():
+            return self._release_sock_wait(task)
+        self.release(task)
+        return None
+
+    def _release_sock_wait(self, task: Task):
+        yield task.flush()
         self.release(task)
 
     def release(self, task: Task) -> None:
         """net/core/sock.c release_sock(): owned = 0, wake one lock waiter."""
         t = task.env._now + task.acc
-        self.sim.stats.lock_hold[task.name].append(t - self.owned_since)
+        self.stats.lock_hold[task.name].append(t - self.owned_since)
         self.owned = False
         self.owner = None
-        if self.sim.trace is not None:
+        if self.trace is not None:
             self.sim.log(t, task.name, "unlock")
         if self.lock_wq:
             waiter, wev = self.lock_wq.popleft()
@@ -143,8 +159,12 @@ class GuestSock:
             self.sim.log(task.t, task.name, "wake_reader")
 
     def vsock_data_ready(self, task: Task) -> None:
-        """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT."""
-        if self.rx_bytes >= self.rcvlowat or self.done:
+        """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT.
+
+        sk_data_ready() does nothing when no reader sleeps, so that is tested
+        first: the common case then costs no call.
+        """
+        if self.sleeper is not None and (self.rx_bytes >= self.rcvlowat or self.done):
             self.sk_data_ready(task)
 
     def error_report(self) -> None:
