@@ -55,6 +55,10 @@ RX_RING_SIZE = 128
 VHOST_VSOCK_PKT_WEIGHT = 256
 VHOST_VSOCK_WEIGHT = 0x80000  # 512 KiB of payload
 
+# include/uapi/linux/virtio_vsock.h: enum virtio_vsock_op (the two the model sends).
+VIRTIO_VSOCK_OP_SHUTDOWN = 4
+VIRTIO_VSOCK_OP_RW = 5
+
 # Seed series, patch 2/5 (virtio_transport.c): the RX lock batch bound.
 VIRTIO_TRANSPORT_RX_BATCH_MAX_PKTS = 64
 VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES = VIRTIO_VSOCK_MAX_PKT_BUF_SIZE

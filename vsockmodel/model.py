@@ -105,7 +105,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         rx_cycles_per_byte=cycles_per_byte,
         recv_calls=st.recv_calls,
         writes=st.writes,
-        packets=st.packets,
+        packets=st.packets - st.control_packets,        # data packets
         recv_per_write=recv_per_write,
         bytes_sent=st.bytes_sent,
         bytes_received=st.bytes_received,

@@ -20,6 +20,7 @@ from .virtqueue import Packet, RxVirtqueue
 MAX_COLLAPSE_LEN = (4096 << 3) - kernel.VIRTIO_VSOCK_SKB_HEADROOM - 320
 SKB_TRUESIZE_0 = kernel.SKB_TRUESIZE_0
 GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
+OP_RW = kernel.VIRTIO_VSOCK_OP_RW
 
 
 class RxBatch:
@@ -164,6 +165,8 @@ class RxWorker(Task):
                 vq.rx_buf_nr -= 1
                 pkt = used.popleft()[1]
                 stats.packets += 1
+                if pkt.op != OP_RW:
+                    stats.control_packets += 1
                 stats.payload_bytes += pkt.len
                 # get_buf, length checks, rx_put, tap: charged with the next step
                 rest = recv(pkt, fixed_ns + pkt.len * byte_ns)
@@ -237,6 +240,8 @@ class RxWorker(Task):
     # ---- virtio_transport_recv_pkt_batch() (patches 2-5), with rx_work's bounds ----
     def recv_pkt_batch(self, pkt: Packet, pre: float):
         batch = self.batch
+        if pkt.op != OP_RW:
+            return self._recv_pkt_not_rw(pkt, pre)
         if batch.sk is not None:
             # rx_work: a packet that would take the batch past its byte limit
             # starts a new batch.
@@ -248,6 +253,14 @@ class RxWorker(Task):
                 return self._count_in_batch(pkt)
             return self._recv_pkt_batch_new(pkt, pre, finish_first=True)
         return self._recv_pkt_batch_new(pkt, pre, finish_first=False)
+
+    def _recv_pkt_not_rw(self, pkt: Packet, pre: float):
+        """Only STREAM/RW packets share a socket lock: finish the batch, then the
+        per-packet virtio_transport_recv_pkt() (patch 2)."""
+        yield from self.rx_batch_finish()
+        rest = self.recv_pkt(pkt, pre)
+        if rest is not None:
+            yield from rest
 
     def _count_in_batch(self, pkt: Packet):
         """rx_work after recv_pkt_batch(): count the packet, finish at the limits."""
@@ -316,6 +329,12 @@ class RxWorker(Task):
         # for every packet, unless patch 4 defers it to the end of the batch.
         if batch is not None and self.coalesce_write_space:
             batch.write_space_pending = True
+        if pkt.op != OP_RW:
+            # virtio_transport_recv_connected(), OP_SHUTDOWN: record the peer's
+            # shutdown and sk->sk_state_change(): wake the reader.
+            sk.peer_shutdown = True
+            sk.state_change(self)
+            return False
         # virtio_transport_recv_connected(), OP_RW:
         if not self.recv_enqueue(pkt):
             self.reset(pkt)

@@ -20,12 +20,13 @@ from .virtqueue import Packet, RxVirtqueue
 class HostSkb:
     """An skb on vhost's send_pkt_queue: ``len`` payload bytes, ``offset`` already sent."""
 
-    __slots__ = ("len", "offset", "write")
+    __slots__ = ("len", "offset", "write", "op")
 
-    def __init__(self, length: int, write: int):
+    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW):
         self.len = length
         self.offset = 0
         self.write = write
+        self.op = op
 
 
 class HostSocket:
@@ -135,6 +136,12 @@ class Sender(Task):
             if pingpong:
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
+        if not pingpong:
+            # vsock_perf closes the socket: vsock_shutdown() sends OP_SHUTDOWN,
+            # which needs no credit and follows the last data in order. It is
+            # what wakes a reader still waiting for SO_RCVLOWAT bytes at the end.
+            self.work(send_ns)
+            queue(env._now + self.acc, HostSkb(0, p.writes, kernel.VIRTIO_VSOCK_OP_SHUTDOWN))
 
     def block(self):
         self.blocked = Wakeup(self)
@@ -310,7 +317,7 @@ class Vhost(Task):
             payload_len = skb.len - skb.offset          # the split
             if payload_len > buf_payload:
                 payload_len = buf_payload
-            pkt = Packet(payload_len, skb.write)
+            pkt = Packet(payload_len, skb.write, skb.op)
             if used_batch:
                 self.work(pkt_ns + payload_len * copy_ns)
                 pending.append(pkt)

@@ -33,6 +33,12 @@ class Reader(Task):
             n = yield from self.recvmsg(p.recv_size)
             if self.sk.done:
                 return
+            if n == 0:
+                # End of stream before every byte arrived: a lost byte. Stop and
+                # let the byte accounting show it.
+                stats.end_t = self.t
+                self.sim.finish()
+                return
             stats.bytes_received += n
             stats.recv_sizes.append(n)
             if stats.window_t0 is None and stats.bytes_received >= warmup:
@@ -86,7 +92,7 @@ class Reader(Task):
         copied = 0
         while True:
             # vsock_connectible_wait_data()
-            while sk.rx_bytes == 0 and not sk.done:
+            while sk.rx_bytes == 0 and not sk.done and not sk.peer_shutdown:
                 ev = Wakeup(self)
                 sk.sleeper = ev                             # prepare_to_wait(sk_sleep(sk))
                 self.work(c.unlock_ns + c.lock_ns)          # release_sock .. lock_sock
@@ -100,7 +106,7 @@ class Reader(Task):
                 rest = sk.lock_sock(self, woken_for_data=True)
                 if rest is not None:
                     yield from rest
-            if sk.done:
+            if sk.done or sk.rx_bytes == 0:                # reset, or end of stream
                 break
             read = self.stream_do_dequeue(length - copied)
             copied += read

@@ -54,6 +54,7 @@ class GuestSock:
         self.rcvlowat = p.rcvlowat
         self.queue_max = kernel.queue_max(p.buffer)
         self.done = False                   # SOCK_DONE / reset
+        self.peer_shutdown = False          # vsk->peer_shutdown: the host closed
         self.reader = None                  # the task that sleeps on sk_sleep(sk)
 
     # ---- lock_sock / release_sock ---------------------------------------------
@@ -165,6 +166,11 @@ class GuestSock:
         first: the common case then costs no call.
         """
         if self.sleeper is not None and (self.rx_bytes >= self.rcvlowat or self.done):
+            self.sk_data_ready(task)
+
+    def state_change(self, task: Task) -> None:
+        """sock_def_wakeup() (sk->sk_state_change): wake the reader whatever is queued."""
+        if self.sleeper is not None:
             self.sk_data_ready(task)
 
     def error_report(self) -> None:

@@ -16,6 +16,7 @@ class Stats:
     bytes_dropped_rx: int = 0    # refused by inc_rx_pkt or arriving after the reset
     writes: int = 0              # host send() calls completed
     packets: int = 0             # guest RX buffers handled by the RX worker
+    control_packets: int = 0     # of which carried no data (OP_SHUTDOWN)
     payload_bytes: int = 0       # payload carried by those buffers
     skbs_queued: int = 0         # packets that became their own rx_queue entry
     tail_copies: int = 0         # packets copied into the last skb (GOOD_COPY_LEN)

@@ -17,11 +17,12 @@ from .. import kernel
 class Packet:
     """One guest RX buffer as filled by vhost: a header plus ``len`` payload bytes."""
 
-    __slots__ = ("len", "write")
+    __slots__ = ("len", "write", "op")
 
-    def __init__(self, length: int, write: int):
+    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW):
         self.len = length
         self.write = write    # index of the host send() it belongs to
+        self.op = op          # hdr->op: OP_RW (data) or OP_SHUTDOWN
 
 
 class RxVirtqueue:
