@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import kernel
-from .params import make_params
+from .params import make_params, parse_size
 from .sim.engine import Sim
 from .sim.guest import RxWorker
 from .sim.reader import Reader
@@ -86,7 +86,7 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
         raise ValueError(f"reader_wake_ns: expected a number in [0, 1e9] ns, got {reader_wake_ns!r}")
     p, costs = make_params(variant=variant, buffer=buffer, payload=payload,
                            headroom_check=headroom_check, seed=seed, trace=True,
-                           transfer=2 * int(_size(payload)), recv_size=64 * kernel.KiB)
+                           transfer=2 * parse_size(payload, "payload"), recv_size=64 * kernel.KiB)
     if 2 * p.payload > p.buffer:
         raise ValueError(f"payload: two packets of {p.payload} B must fit buffer {p.buffer} B; "
                          f"allowed payload <= {p.buffer // 2}")
@@ -112,7 +112,3 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
         reset=sim.stats.resets > 0, reason=sim.stats.reset_reason,
         bytes_received=sim.stats.bytes_received, interleaving=trace)
 
-
-def _size(x):
-    from .params import parse_size
-    return parse_size(x, "payload")

@@ -323,26 +323,8 @@ class Explorer:
         return f"Explorer({dims}, {self.grid_size} figures)"
 
 
-def explorer(
-    draw: DrawFn,
-    controls: Mapping[str, Sequence[Any]],
-    *,
-    alt: str,
-    labels: Optional[Mapping[str, str]] = None,
-    formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
-    figsize: tuple[float, float] = (6.4, 3.8),
-    initial: Optional[Mapping[str, Any]] = None,
-) -> Explorer:
-    """Create an :class:`Explorer` (display it as the last expression of a cell)."""
-    return Explorer(
-        draw,
-        controls,
-        alt=alt,
-        labels=labels,
-        formats=formats,
-        figsize=figsize,
-        initial=initial,
-    )
+#: The pattern's entry point: ``explorer(draw, controls, alt=..., ...)``.
+explorer = Explorer
 
 
 def _figure_png(fig: Figure, colors: int, optimize: bool = True) -> bytes:
