@@ -168,3 +168,14 @@ def test_trace_records_lock_ownership():
     events = {e for _, _, e, _ in r.trace}
     assert {"lock", "unlock", "enqueue", "recv"} <= events
     assert vm.run(payload=4096, transfer=4096 * 20).trace is None
+
+
+def test_worker_time_splits_the_run_and_shows_the_lock_cost_of_the_baseline():
+    base = vm.run(variant="baseline", payload=256, recv_size="64K").worker_time()
+    patched = vm.run(variant="p1-p5", payload=256, recv_size="64K").worker_time()
+    for w in (base, patched):
+        assert all(0 <= share <= 1 for share in w.values())
+        assert sum(w.values()) == pytest.approx(1.0)
+    # per-packet locking: the worker waits for the reader's lock far more often
+    assert base["lock_wait"] > 2 * patched["lock_wait"]
+    assert base["busy"] < patched["busy"]

@@ -135,21 +135,27 @@ def cmd_bench(a) -> int:
     return bench_main(quick=a.quick, as_json=a.json)
 
 
+def _progress_bar(a, what: str, unit: str):
+    """A progress bar on stderr: only on a terminal, never with --quiet."""
+    from tqdm import tqdm
+
+    return tqdm(desc=what, unit=unit, file=sys.stderr, leave=False,
+                disable=True if a.quiet else None)   # None: off when stderr is not a tty
+
+
 def cmd_calibrate(a) -> int:
     from . import calibrate
     from .costs import Costs
 
-    def progress(it, i, n):
-        if not a.quiet:
-            print(f"\r  iteration {it + 1}: simulated {i}/{n} configurations", end="", file=sys.stderr)
+    with _progress_bar(a, "calibrate", "config") as bar:
+        def progress(it, i, n):
+            bar.set_description(f"calibrate, iteration {it + 1}")
+            bar.total = n
+            bar.n = i
+            bar.refresh()
 
-    result = calibrate.fit(Costs(), progress=progress)
-    if not a.quiet:
-        print(file=sys.stderr)
-    if a.dry_run:
-        path = "(not written: --dry-run)"
-    else:
-        path = calibrate.write(result)
+        result = calibrate.fit(Costs(), progress=progress)
+    path = None if a.dry_run else calibrate.write(result)
     if a.json:
         print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
         return 0
@@ -161,20 +167,20 @@ def cmd_calibrate(a) -> int:
     for r in result["rows"]:
         print(f"  {r['table']:<16} {r['state']:<9} {fmt_size(r['payload']):>7}  measured "
               f"{r['measured']:7.3f}  model {r['predicted']:7.3f}  ({r['error_pct']:+5.1f} %)")
-    print(f"\nwrote {path}")
+    print("\nnot written (--dry-run)" if path is None else f"\nwrote {path}")
     return 0
 
 
 def cmd_validate(a) -> int:
     from . import validate
 
-    def progress(i, n):
-        if not a.quiet:
-            print(f"\r  simulated {i}/{n} runs", end="", file=sys.stderr)
+    with _progress_bar(a, "validate", "run") as bar:
+        def progress(i, n):
+            bar.total = n
+            bar.n = i
+            bar.refresh()
 
-    report = validate.validate(jobs=a.jobs, progress=progress)
-    if not a.quiet:
-        print(file=sys.stderr)
+        report = validate.validate(jobs=a.jobs, progress=progress)
     if a.json:
         print(json.dumps(report, indent=2))
     else:

@@ -57,6 +57,19 @@ class Result:
             d["trace"] = [{"t_ns": t, "actor": a, "event": e, **info} for t, a, e, info in self.trace or []]
         return d
 
+    def worker_time(self) -> dict:
+        """Where the RX worker's elapsed time went, as shares of the run.
+
+        ``busy``: on its CPU (what perf's cycles see). ``lock_wait``: from
+        finding lock_sock owned until it held the lock, wake-up included.
+        ``idle``: the rest, waiting for used buffers: for vhost's next run,
+        its interrupt and the wake-up of the halted vCPU.
+        """
+        elapsed = self.sim_time_us * 1000
+        busy = self.utilization["worker"]
+        lock_wait = sum(self.raw.get("lock_wait_ns", {}).get("worker", ())) / elapsed
+        return {"busy": busy, "lock_wait": lock_wait, "idle": max(0.0, 1.0 - busy - lock_wait)}
+
     @property
     def dropped(self) -> bool:
         return self.resets > 0
