@@ -11,6 +11,14 @@ yields only when another event is scheduled before its own virtual time
 and it runs ahead. This keeps the event count close to one per interaction,
 not one per kernel function, without changing any ordering.
 
+The scheduler is simpy's event heap, stepped by :meth:`Sim.run`. Heap entries
+are ``(time, priority, id, what)`` as in simpy; ``what`` is a task (a timeout:
+resume it), a :class:`Wakeup`, or a plain simpy event. Tasks are generators
+driven by :meth:`Task.resume` rather than ``simpy.Process``: a task yields
+itself for a timeout it has already scheduled (:meth:`Task.flush`), or the
+Wakeup it sleeps on. That is what simpy would do, in the same order, with no
+event object per timeout.
+
 Queues between actors carry time stamps (a used buffer is published at a
 simulated time, an skb is queued at one), so a consumer takes an entry only
 once its own virtual time has passed the stamp. The host side, whose inputs
@@ -28,12 +36,11 @@ import functools
 import math
 import random
 import time
-from heapq import heappush
+from heapq import heappop, heappush
 from statistics import NormalDist
 
 import simpy
-from simpy.core import NORMAL
-from simpy.events import PENDING, Timeout
+from simpy.core import NORMAL, URGENT
 
 from ..costs import Costs
 from ..params import Params
@@ -48,27 +55,28 @@ class Deadlock(RuntimeError):
     """Nothing is left to happen but the transfer is not complete."""
 
 
-class Wakeup(simpy.Event):
+class Wakeup:
     """An event another actor triggers later with a delay: a wake-up in flight.
 
-    ``fire(delay)`` is ``succeed()`` after ``delay`` ns: the woken task runs
-    when the wake-up latency has passed. The sleeping task learns when it will
-    run, which lets other actors bound how far ahead they may safely run.
+    ``fire(delay)`` is simpy's ``succeed()`` after ``delay`` ns: the woken task
+    runs when the wake-up latency has passed. The sleeping task learns when it
+    will run, which lets other actors bound how far ahead they may safely run.
     """
 
-    __slots__ = ("task",)
+    __slots__ = ("task", "fired", "done", "waiting")
 
     def __init__(self, task: "Task"):
-        super().__init__(task.env)
-        self.task = task
+        self.task = task        # the task that sleeps on it
+        self.fired = False      # fire() was called (simpy: triggered)
+        self.done = False       # its time has come (simpy: processed)
+        self.waiting = False    # the task is blocked on it
 
     def fire(self, delay: float) -> None:
-        env = self.env
-        self._ok = True
-        self._value = None
+        env = self.task.env
+        self.fired = True
         t = env._now + delay
         self.task.resume_at = t
-        # env.schedule(self, NORMAL, delay) without the call
+        # env.schedule(self, NORMAL, delay)
         heappush(env._queue, (t, NORMAL, next(env._eid), self))
 
 
@@ -111,6 +119,39 @@ class Sim:
         packets = max(1, params.max_packets)
         self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
+
+    # ---- the scheduler --------------------------------------------------------
+    def run(self) -> None:
+        """``env.run(until=self.finished)``, stepping the heap directly.
+
+        Events are taken in simpy's order (time, priority, id). Raises
+        RuntimeError("No scheduled events left ...") like simpy when the heap
+        runs dry before the run is finished.
+        """
+        env, finished = self.env, self.finished
+        queue = env._queue
+        while True:
+            try:
+                t, _, _, ev = heappop(queue)
+            except IndexError:
+                raise RuntimeError(f'No scheduled events left but "until" event was not '
+                                   f'triggered: {finished}') from None
+            env._now = t
+            if ev.__class__ is Wakeup:
+                ev.done = True
+                if ev.waiting:
+                    ev.task.resume()
+            elif isinstance(ev, Task):
+                ev.resume()                                 # its timeout
+            else:
+                # A simpy event: sim.finished, or a scripted actor's simpy process.
+                callbacks, ev.callbacks = ev.callbacks, None
+                for callback in callbacks:
+                    callback(ev)
+                if ev is finished:
+                    return
+                if not ev._ok and not ev._defused:
+                    raise ev._value
 
     # ---- randomness -----------------------------------------------------------
     def latency(self, mean: float) -> float:
@@ -180,6 +221,28 @@ class Task:
         # is env.peek() without the method call, on the hot path of behind().
         self._queue = sim.env._queue
 
+    # ---- the generator that runs the task (instead of simpy.Process) -------------
+    def start(self) -> None:
+        """env.process(self.main()): run main() from the current time, first."""
+        self._send = self.main().send
+        env = self.env
+        heappush(env._queue, (env._now, URGENT, next(env._eid), self))
+
+    def resume(self) -> None:
+        """Run main() until it waits: on its own timeout (it yields itself,
+        already scheduled by flush), or on a Wakeup. A Wakeup whose time has
+        already come does not block."""
+        send = self._send
+        try:
+            ev = send(None)
+            while ev is not self:
+                if not ev.done:
+                    ev.waiting = True
+                    return
+                ev = send(None)
+        except StopIteration:
+            self._send = None
+
     @property
     def t(self) -> float:
         """This task's virtual time: env.now plus the work it has not yielded."""
@@ -230,15 +293,19 @@ class Task:
         return None
 
     def flush(self):
-        """Turn all accumulated work into simulated time (always a timeout)."""
-        env, acc, sim = self.env, self.acc, self.sim
-        ev = Timeout(env, acc)
-        self.resume_at = env._now + acc
+        """Turn all accumulated work into simulated time (always a timeout).
+
+        Schedules the task's resumption, as ``env.timeout(acc)`` would, and
+        returns the task itself for main() to yield.
+        """
+        env, sim = self.env, self.sim
+        t = self.resume_at = env._now + self.acc
+        heappush(self._queue, (t, NORMAL, next(env._eid), self))
         self.acc = 0.0
         sim.yields += 1                                     # sim.count_yield()
         if not sim.yields & 4095:
             sim.check_limits()
-        return ev
+        return self
 
     def sleep_on(self, ev: Wakeup):
         """Generator: flush, then sleep until ``ev`` fires.
@@ -253,6 +320,6 @@ class Task:
         self.busy += self.c.sleep_ns
         self.sleeps += 1
         self.slept_at = self.env._now
-        if ev._value is PENDING:    # not ev.triggered
+        if not ev.fired:
             self.resume_at = None
         yield ev
