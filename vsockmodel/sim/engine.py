@@ -230,14 +230,21 @@ class Task:
 
     def resume(self) -> None:
         """Run main() until it waits: on its own timeout (it yields itself,
-        already scheduled by flush), or on a Wakeup. A Wakeup whose time has
-        already come does not block."""
+        already scheduled by flush), or asleep on a Wakeup (sleep_on). A
+        Wakeup whose time has already come does not block."""
         send = self._send
         try:
             ev = send(None)
             while ev is not self:
+                # Asleep on ev from now (sleep_on): a context switch pair.
+                self.sim.count_yield()
+                self.busy += self.c.sleep_ns
+                self.sleeps += 1
+                self.slept_at = self.env._now
                 if not ev.done:
                     ev.waiting = True
+                    if not ev.fired:
+                        self.resume_at = None               # asleep, not yet woken
                     return
                 ev = send(None)
         except StopIteration:
@@ -308,18 +315,14 @@ class Task:
         return self
 
     def sleep_on(self, ev: Wakeup):
-        """Generator: flush, then sleep until ``ev`` fires.
+        """Flush, then sleep until ``ev`` fires: the events for main() to
+        ``yield from``.
 
-        The context switches cost CPU time (counted in ``busy``) but do not
-        delay the wake-up: the time until the task runs again is the wake-up
-        latency the waker chose when it fired ``ev``.
+        The task goes to sleep when it yields ``ev`` (see :meth:`resume`). The
+        context switches cost CPU time (counted in ``busy``) but do not delay
+        the wake-up: the time until the task runs again is the wake-up latency
+        the waker chose when it fired ``ev``.
         """
         if self.acc:
-            yield self.flush()
-        self.sim.count_yield()
-        self.busy += self.c.sleep_ns
-        self.sleeps += 1
-        self.slept_at = self.env._now
-        if not ev.fired:
-            self.resume_at = None
-        yield ev
+            return (self.flush(), ev)
+        return (ev,)
