@@ -166,8 +166,8 @@ class Sim:
         and the slower the wake-up.
         """
         c = self.c
-        idle = t - sleeper.slept_at
-        return self.latency(c.vcpu_wake_short_ns if idle < c.deep_idle_ns else c.vcpu_wake_long_ns)
+        mean = c.vcpu_wake_short_ns if t - sleeper.slept_at < c.deep_idle_ns else c.vcpu_wake_long_ns
+        return mean * self._wake[int(self.rng.random() * self.TABLE)]   # self.latency(mean)
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -237,7 +237,10 @@ class Task:
             ev = send(None)
             while ev is not self:
                 # Asleep on ev from now (sleep_on): a context switch pair.
-                self.sim.count_yield()
+                sim = self.sim
+                sim.yields += 1                             # sim.count_yield()
+                if not sim.yields & 4095:
+                    sim.check_limits()
                 self.busy += self.c.sleep_ns
                 self.sleeps += 1
                 self.slept_at = self.env._now
@@ -280,10 +283,9 @@ class Task:
     def behind(self) -> bool:
         """True if another actor may act before this task's virtual time:
         some event is scheduled at or before ``env.now + acc``."""
-        acc = self.acc
-        if acc:
-            queue = self._queue
-            return bool(queue) and queue[0][0] <= self.env._now + acc
+        acc, queue = self.acc, self._queue
+        if acc and queue:
+            return queue[0][0] <= self.env._now + acc
         return False
 
     def sync(self):
@@ -292,11 +294,9 @@ class Task:
         Safe means no other event is scheduled before this task's virtual time,
         so nobody can observe or change shared state in between.
         """
-        acc = self.acc
-        if acc:
-            queue = self._queue
-            if queue and queue[0][0] <= self.env._now + acc:
-                return self.flush()
+        acc, queue = self.acc, self._queue
+        if acc and queue and queue[0][0] <= self.env._now + acc:
+            return self.flush()
         return None
 
     def flush(self):

@@ -208,7 +208,10 @@ class RxWorker(Task):
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
         if sk.owned or self.behind():
             return self._recv_pkt_waiting(pkt)
-        self._recv_pkt_locked_step(pkt)
+        sk.take(self)                                       # lock_sock()
+        self.held_pkts = self.held_bytes = 0
+        self.work(self.cost_locked)                         # space_update .. release_sock
+        self.recv_pkt_locked(pkt, None)
         if self.behind():
             return self._release_after_sync(sk)
         self.release(sk)                                    # release_sock(), sock_put()
@@ -222,17 +225,14 @@ class RxWorker(Task):
             yield ev
         if sk.owned:
             yield from sk.lock_sock_slow(self)              # lock_sock(): contended
-        self._recv_pkt_locked_step(pkt)
+        sk.take(self)
+        self.held_pkts = self.held_bytes = 0
+        self.work(self.cost_locked)                         # space_update .. release_sock
+        self.recv_pkt_locked(pkt, None)
         ev = self.sync()
         if ev is not None:
             yield ev
         self.release(sk)                                    # release_sock(), sock_put()
-
-    def _recv_pkt_locked_step(self, pkt: Packet) -> None:
-        self.sk.take(self)                                  # lock_sock()
-        self.held_pkts = self.held_bytes = 0
-        self.work(self.cost_locked)                         # space_update .. release_sock
-        self.recv_pkt_locked(pkt, None)
 
     def _release_after_sync(self, sk: GuestSock):
         ev = self.sync()
