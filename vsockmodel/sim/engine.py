@@ -14,7 +14,7 @@ not one per kernel function, without changing any ordering.
 The scheduler is simpy's event heap, stepped by :meth:`Sim.run`. Heap entries
 are ``(time, priority, id, what)`` as in simpy; ``what`` is a task (a timeout:
 resume it), a :class:`Wakeup`, or a plain simpy event. Tasks are generators
-driven by :meth:`Task.resume` rather than ``simpy.Process``: a task yields
+resumed by :meth:`Sim.run` rather than by ``simpy.Process``: a task yields
 itself for a timeout it has already scheduled (:meth:`Task.flush`), or the
 Wakeup it sleeps on. That is what simpy would do, in the same order, with no
 event object per timeout.
@@ -139,10 +139,11 @@ class Sim:
             env._now = t
             if ev.__class__ is Wakeup:
                 ev.done = True
-                if ev.waiting:
-                    ev.task.resume()
+                if not ev.waiting:
+                    continue
+                task = ev.task
             elif isinstance(ev, Task):
-                ev.resume()                                 # its timeout
+                task = ev                                   # its timeout
             else:
                 # A simpy event: sim.finished, or a scripted actor's simpy process.
                 callbacks, ev.callbacks = ev.callbacks, None
@@ -152,6 +153,16 @@ class Sim:
                     return
                 if not ev._ok and not ev._defused:
                     raise ev._value
+                continue
+            # Resume the task: run main() until it waits on its next timeout
+            # (it yields itself, already scheduled by flush) or on a Wakeup.
+            try:
+                ev = task._send(None)
+            except StopIteration:
+                task._send = None
+                continue
+            if ev is not task:
+                task.sleep(ev)
 
     # ---- randomness -----------------------------------------------------------
     def latency(self, mean: float) -> float:
@@ -228,30 +239,29 @@ class Task:
         env = self.env
         heappush(env._queue, (env._now, URGENT, next(env._eid), self))
 
-    def resume(self) -> None:
-        """Run main() until it waits: on its own timeout (it yields itself,
-        already scheduled by flush), or asleep on a Wakeup (sleep_on). A
-        Wakeup whose time has already come does not block."""
-        send = self._send
-        try:
-            ev = send(None)
-            while ev is not self:
-                # Asleep on ev from now (sleep_on): a context switch pair.
-                sim = self.sim
-                sim.yields += 1                             # sim.count_yield()
-                if not sim.yields & 4095:
-                    sim.check_limits()
-                self.busy += self.c.sleep_ns
-                self.sleeps += 1
-                self.slept_at = self.env._now
-                if not ev.done:
-                    ev.waiting = True
-                    if not ev.fired:
-                        self.resume_at = None               # asleep, not yet woken
-                    return
-                ev = send(None)
-        except StopIteration:
-            self._send = None
+    def sleep(self, ev: Wakeup) -> None:
+        """main() yielded ``ev`` (sleep_on): asleep on it from now, a context
+        switch pair. A Wakeup whose time has already come does not block."""
+        sim, c, env = self.sim, self.c, self.env
+        while True:
+            sim.yields += 1                                 # sim.count_yield()
+            if not sim.yields & 4095:
+                sim.check_limits()
+            self.busy += c.sleep_ns
+            self.sleeps += 1
+            self.slept_at = env._now
+            if not ev.done:
+                ev.waiting = True
+                if not ev.fired:
+                    self.resume_at = None                   # asleep, not yet woken
+                return
+            try:
+                ev = self._send(None)
+            except StopIteration:
+                self._send = None
+                return
+            if ev is self:
+                return
 
     @property
     def t(self) -> float:
@@ -318,7 +328,7 @@ class Task:
         """Flush, then sleep until ``ev`` fires: the events for main() to
         ``yield from``.
 
-        The task goes to sleep when it yields ``ev`` (see :meth:`resume`). The
+        The task goes to sleep when it yields ``ev`` (see :meth:`sleep`). The
         context switches cost CPU time (counted in ``busy``) but do not delay
         the wake-up: the time until the task runs again is the wake-up latency
         the waker chose when it fired ``ev``.
