@@ -212,6 +212,10 @@ class Sim:
 class Task:
     """One kernel or user thread: accumulates CPU time and syncs when needed."""
 
+    # Slots, here and in the actors: attribute access on the hot path is faster.
+    __slots__ = ("sim", "env", "c", "stats", "trace", "name", "acc", "busy", "slept_at",
+                 "resume_at", "sleeps", "wakes_sent", "_noise", "_rand", "_n", "_queue", "_send")
+
     def __init__(self, sim: Sim, name: str):
         self.sim = sim
         self.env = sim.env
@@ -231,6 +235,7 @@ class Task:
         # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
         # is env.peek() without the method call, on the hot path of behind().
         self._queue = sim.env._queue
+        self._send = None    # main()'s generator.send, once started
 
     # ---- the generator that runs the task (instead of simpy.Process) -------------
     def start(self) -> None:

@@ -37,6 +37,12 @@ class RxBatch:
 
 
 class RxWorker(Task):
+    __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "signals", "held_pkts",
+                 "held_bytes", "check_headroom", "batch_pkts", "batch_bytes", "metadata_budget",
+                 "buf_payload", "skb", "coalesce_write_space", "defer_data_ready", "batching",
+                 "tail_copy_byte_ns", "cost_lookup", "cost_locked", "cost_batch_first",
+                 "cost_batched", "cost_finish", "cost_finish_ws")
+
     def __init__(self, sim: Sim, vq: RxVirtqueue, sk: GuestSock, vhost):
         super().__init__(sim, "worker")
         self.vq = vq

@@ -71,6 +71,8 @@ class Sender(Task):
     In ping-pong mode it waits for the guest's reply after each send.
     """
 
+    __slots__ = ("sock", "vhost", "blocked", "replies")
+
     def __init__(self, sim: Sim, sock: HostSocket, vhost: "Vhost"):
         super().__init__(sim, "sender")
         self.sock = sock
@@ -177,6 +179,9 @@ class Vhost(Task):
     (vhost_transport_do_send_pkt, host to guest data) and the guest TX queue
     (vhost_vsock_handle_tx_kick: credit updates and replies from the guest).
     """
+
+    __slots__ = ("vq", "sock", "send_pkt_queue", "tx_queue", "idle", "pending_used", "worker",
+                 "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
         super().__init__(sim, "vhost")

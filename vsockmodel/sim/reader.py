@@ -15,6 +15,8 @@ WARMUP_FRACTION = 0.1
 
 
 class Reader(Task):
+    __slots__ = ("sk", "host", "worker")
+
     def __init__(self, sim: Sim, sk: GuestSock, host, worker):
         super().__init__(sim, "reader")
         self.sk = sk
