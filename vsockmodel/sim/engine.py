@@ -100,6 +100,9 @@ def _lognormal_table(cv: float, n: int = 2048) -> tuple[float, ...]:
 class Sim:
     """Clock, random streams, statistics and limits of one run."""
 
+    __slots__ = ("p", "c", "env", "rng", "stats", "trace", "finished", "done", "_jitter", "_wake",
+                 "yields", "max_yields", "_wall_deadline")
+
     MAX_EVENTS_PER_PACKET = 60
     MAX_WALL_S = 30.0
     TABLE = 2048

@@ -36,6 +36,8 @@ class HostSocket:
     processed them; the sender applies an entry once its own time has passed it.
     """
 
+    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned")
+
     def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE):
         self.tx_cnt = 0
         self.peer_fwd_cnt = 0

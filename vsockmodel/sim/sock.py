@@ -31,6 +31,10 @@ class Skb:
 
 
 class GuestSock:
+    __slots__ = ("sim", "env", "stats", "trace", "owned", "owner", "owned_since", "lock_wq",
+                 "sleeper", "rx_queue", "buf_alloc", "buf_used", "rx_bytes", "fwd_cnt",
+                 "last_fwd_cnt", "rcvlowat", "queue_max", "done", "peer_shutdown", "reader")
+
     def __init__(self, sim: Sim):
         p = sim.p
         self.sim = sim
