@@ -37,6 +37,7 @@ import math
 import random
 import time
 from heapq import heappop, heappush
+from math import floor   # int() of a non-negative float, but faster
 from statistics import NormalDist
 
 import simpy
@@ -170,7 +171,7 @@ class Sim:
     # ---- randomness -----------------------------------------------------------
     def latency(self, mean: float) -> float:
         """A wake-up latency with seeded noise (log-normal with the configured cv)."""
-        return mean * self._wake[int(self.rng.random() * self.TABLE)]
+        return mean * self._wake[floor(self.rng.random() * self.TABLE)]
 
     def vcpu_wake(self, sleeper: "Task", t: float) -> float:
         """Latency until a guest task asleep since ``sleeper.slept_at`` runs, if woken at t.
@@ -181,7 +182,7 @@ class Sim:
         """
         c = self.c
         mean = c.vcpu_wake_short_ns if t - sleeper.slept_at < c.deep_idle_ns else c.vcpu_wake_long_ns
-        return mean * self._wake[int(self.rng.random() * self.TABLE)]   # self.latency(mean)
+        return mean * self._wake[floor(self.rng.random() * self.TABLE)]   # self.latency(mean)
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -278,7 +279,7 @@ class Task:
 
     def work(self, ns: float) -> None:
         """Spend ``ns`` of CPU time (with noise) on this task's CPU."""
-        ns *= self._noise[int(self._rand() * self._n)]
+        ns *= self._noise[floor(self._rand() * self._n)]
         self.acc += ns
         self.busy += ns
 
@@ -291,7 +292,7 @@ class Task:
         pmc_reprogram_counter), so cycles spent handling the exit are missing
         from the guest's cycles-per-byte tables. Not added to ``busy``.
         """
-        self.acc += ns * self._noise[int(self._rand() * self._n)]
+        self.acc += ns * self._noise[floor(self._rand() * self._n)]
 
     def idle_until(self, t: float) -> None:
         """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""

@@ -285,7 +285,7 @@ class Vhost(Task):
             # Work queued after our virtual time wakes this thread up: idle until
             # then, plus the host's wake-up latency.
             t_queued = q[0][0]
-            if t_queued > self.t:
+            if t_queued > env._now + self.acc:
                 if tx and tx[0][0] < t_queued:
                     self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
                     continue
@@ -349,7 +349,7 @@ class Vhost(Task):
             stats.vhost_signals += 1
             if self.sim.trace is not None:
                 self.sim.log(self.t, "vhost", "signal", pkts=pkts)
-            self.worker.signal(self.t)                  # vhost_signal()
+            self.worker.signal(env._now + self.acc)     # vhost_signal()
 
     def _add_used_n(self, pkts: list[Packet]) -> None:
         """vhost_add_used_n(): several used elements and one used->idx update."""
