@@ -52,7 +52,8 @@ class HostSocket:
         learned = self.learned
         while learned and learned[0][0] <= t:
             _, fwd_cnt, buf_alloc = learned.popleft()
-            self.peer_fwd_cnt = max(self.peer_fwd_cnt, fwd_cnt)
+            if fwd_cnt > self.peer_fwd_cnt:                 # max(): no call
+                self.peer_fwd_cnt = fwd_cnt
             self.peer_buf_alloc = buf_alloc
 
     def credit(self) -> int:
@@ -64,7 +65,8 @@ class HostSocket:
 
     def has_space(self) -> int:
         """virtio_transport_has_space()."""
-        return max(0, self.credit())
+        credit = self.credit()
+        return credit if credit > 0 else 0                  # max(0, credit): no call
 
 
 class Sender(Task):
@@ -112,7 +114,9 @@ class Sender(Task):
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
                 sock.advance(env._now + self.acc)
-                credit = min(remaining, sock.has_space())
+                credit = sock.has_space()
+                if credit > remaining:                      # min(): no call
+                    credit = remaining
                 if credit == 0:
                     stats.sender_blocked += 1
                     if sock.learned:
@@ -127,7 +131,7 @@ class Sender(Task):
                     continue
                 # virtio_transport_send_pkt_info(): skbs of at most 64 KiB
                 while credit:
-                    chunk = min(credit, max_skb)
+                    chunk = credit if credit < max_skb else max_skb   # min(): no call
                     self.work(skb_ns + chunk * copy_ns)
                     sock.tx_cnt += chunk
                     stats.bytes_sent += chunk
@@ -241,7 +245,8 @@ class Vhost(Task):
             if w is None:
                 w = self.t
             r = w + self.min_wake
-        return max(r, self.env._now) + self.lookahead
+        now = self.env._now
+        return (r if r >= now else now) + self.lookahead    # max(r, now): no call
 
     def handle_tx(self) -> None:
         """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
