@@ -115,7 +115,7 @@ class RxWorker(Task):
 
     def enable_cb(self) -> bool:
         """virtqueue_enable_cb(): False if used buffers arrived meanwhile."""
-        t = self.t
+        t = self.env._now + self.acc
         if self.vq.has_used(t):
             return False
         self.vq.cb_enabled_at = t

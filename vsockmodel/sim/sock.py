@@ -97,7 +97,8 @@ class GuestSock:
         if woken_for_data:
             # Woken by sk_data_ready only to find the lock taken.
             stats.futile_wakeups[task.name] += 1
-        t0 = task.t
+        env = task.env
+        t0 = env._now + task.acc                            # task.t
         while self.owned:
             ev = Wakeup(task)
             self.lock_wq.append((task, ev))
@@ -112,7 +113,7 @@ class GuestSock:
                 stats.futile_wakeups[task.name] += 1
                 if self.sim.trace is not None:
                     self.sim.log(task.t, task.name, "futile_wakeup")
-        stats.lock_wait[task.name].append(task.t - t0)
+        stats.lock_wait[task.name].append(env._now + task.acc - t0)
 
     def release_sock(self, task: Task):
         """Sync, then release(): None if no sync was needed, else a generator."""
