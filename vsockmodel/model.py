@@ -42,11 +42,10 @@ def simulate(p: Params, costs: Costs) -> Result:
     vhost.sender = sender
     reader = Reader(sim, sk, vhost, worker)
     vhost.reader = reader
-    env = sim.env
     for task in (sender, vhost, worker, reader):
-        env.process(task.main())
+        task.start()
     try:
-        env.run(until=sim.finished)
+        sim.run()
     except RuntimeError as exc:
         if "No scheduled events left" not in str(exc):
             raise

@@ -101,10 +101,10 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
     worker = RxWorker(sim, vq, sk, host)
     host.worker = worker
     reader = Reader(sim, sk, _NoHost(), worker)
-    env = sim.env
-    for proc in (host.main(), worker.main(), reader.main()):
-        env.process(proc)
-    env.run(until=sim.finished)
+    sim.env.process(host.main())      # a plain simpy process
+    worker.start()
+    reader.start()
+    sim.run()
     trace = [(t, a, e + (f" {info}" if info else "")) for t, a, e, info in sim.trace]
     return StarvationResult(
         variant=p.variant, buffer=p.buffer, payload=p.payload, headroom_check=p.check_headroom,

@@ -11,6 +11,14 @@ yields only when another event is scheduled before its own virtual time
 and it runs ahead. This keeps the event count close to one per interaction,
 not one per kernel function, without changing any ordering.
 
+The scheduler is simpy's event heap, stepped by :meth:`Sim.run`. Heap entries
+are ``(time, priority, id, what)`` as in simpy; ``what`` is a task (a timeout:
+resume it), a :class:`Wakeup`, or a plain simpy event. Tasks are generators
+resumed by :meth:`Sim.run` rather than by ``simpy.Process``: a task yields
+itself for a timeout it has already scheduled (:meth:`Task.flush`), or the
+Wakeup it sleeps on. That is what simpy would do, in the same order, with no
+event object per timeout.
+
 Queues between actors carry time stamps (a used buffer is published at a
 simulated time, an skb is queued at one), so a consumer takes an entry only
 once its own virtual time has passed the stamp. The host side, whose inputs
@@ -28,12 +36,12 @@ import functools
 import math
 import random
 import time
-from heapq import heappush
+from heapq import heappop, heappush
+from math import floor   # int() of a non-negative float, but faster
 from statistics import NormalDist
 
 import simpy
-from simpy.core import NORMAL
-from simpy.events import PENDING, Timeout
+from simpy.core import NORMAL, URGENT
 
 from ..costs import Costs
 from ..params import Params
@@ -48,27 +56,28 @@ class Deadlock(RuntimeError):
     """Nothing is left to happen but the transfer is not complete."""
 
 
-class Wakeup(simpy.Event):
+class Wakeup:
     """An event another actor triggers later with a delay: a wake-up in flight.
 
-    ``fire(delay)`` is ``succeed()`` after ``delay`` ns: the woken task runs
-    when the wake-up latency has passed. The sleeping task learns when it will
-    run, which lets other actors bound how far ahead they may safely run.
+    ``fire(delay)`` is simpy's ``succeed()`` after ``delay`` ns: the woken task
+    runs when the wake-up latency has passed. The sleeping task learns when it
+    will run, which lets other actors bound how far ahead they may safely run.
     """
 
-    __slots__ = ("task",)
+    __slots__ = ("task", "fired", "done", "waiting")
 
     def __init__(self, task: "Task"):
-        super().__init__(task.env)
-        self.task = task
+        self.task = task        # the task that sleeps on it
+        self.fired = False      # fire() was called (simpy: triggered)
+        self.done = False       # its time has come (simpy: processed)
+        self.waiting = False    # the task is blocked on it
 
     def fire(self, delay: float) -> None:
-        env = self.env
-        self._ok = True
-        self._value = None
+        env = self.task.env
+        self.fired = True
         t = env._now + delay
         self.task.resume_at = t
-        # env.schedule(self, NORMAL, delay) without the call
+        # env.schedule(self, NORMAL, delay)
         heappush(env._queue, (t, NORMAL, next(env._eid), self))
 
 
@@ -92,6 +101,9 @@ def _lognormal_table(cv: float, n: int = 2048) -> tuple[float, ...]:
 class Sim:
     """Clock, random streams, statistics and limits of one run."""
 
+    __slots__ = ("p", "c", "env", "rng", "stats", "trace", "finished", "done", "_jitter", "_wake",
+                 "yields", "max_yields", "_wall_deadline")
+
     MAX_EVENTS_PER_PACKET = 60
     MAX_WALL_S = 30.0
     TABLE = 2048
@@ -112,10 +124,54 @@ class Sim:
         self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 
+    # ---- the scheduler --------------------------------------------------------
+    def run(self) -> None:
+        """``env.run(until=self.finished)``, stepping the heap directly.
+
+        Events are taken in simpy's order (time, priority, id). Raises
+        RuntimeError("No scheduled events left ...") like simpy when the heap
+        runs dry before the run is finished.
+        """
+        env, finished = self.env, self.finished
+        queue = env._queue
+        while True:
+            try:
+                t, _, _, ev = heappop(queue)
+            except IndexError:
+                raise RuntimeError(f'No scheduled events left but "until" event was not '
+                                   f'triggered: {finished}') from None
+            env._now = t
+            if ev.__class__ is Wakeup:
+                ev.done = True
+                if not ev.waiting:
+                    continue
+                task = ev.task
+            elif isinstance(ev, Task):
+                task = ev                                   # its timeout
+            else:
+                # A simpy event: sim.finished, or a scripted actor's simpy process.
+                callbacks, ev.callbacks = ev.callbacks, None
+                for callback in callbacks:
+                    callback(ev)
+                if ev is finished:
+                    return
+                if not ev._ok and not ev._defused:
+                    raise ev._value
+                continue
+            # Resume the task: run main() until it waits on its next timeout
+            # (it yields itself, already scheduled by flush) or on a Wakeup.
+            try:
+                ev = task._send(None)
+            except StopIteration:
+                task._send = None
+                continue
+            if ev is not task:
+                task.sleep(ev)
+
     # ---- randomness -----------------------------------------------------------
     def latency(self, mean: float) -> float:
         """A wake-up latency with seeded noise (log-normal with the configured cv)."""
-        return mean * self._wake[int(self.rng.random() * self.TABLE)]
+        return mean * self._wake[floor(self.rng.random() * self.TABLE)]
 
     def vcpu_wake(self, sleeper: "Task", t: float) -> float:
         """Latency until a guest task asleep since ``sleeper.slept_at`` runs, if woken at t.
@@ -125,8 +181,8 @@ class Sim:
         and the slower the wake-up.
         """
         c = self.c
-        idle = t - sleeper.slept_at
-        return self.latency(c.vcpu_wake_short_ns if idle < c.deep_idle_ns else c.vcpu_wake_long_ns)
+        mean = c.vcpu_wake_short_ns if t - sleeper.slept_at < c.deep_idle_ns else c.vcpu_wake_long_ns
+        return mean * self._wake[floor(self.rng.random() * self.TABLE)]   # self.latency(mean)
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -160,6 +216,10 @@ class Sim:
 class Task:
     """One kernel or user thread: accumulates CPU time and syncs when needed."""
 
+    # Slots, here and in the actors: attribute access on the hot path is faster.
+    __slots__ = ("sim", "env", "c", "stats", "trace", "name", "acc", "busy", "slept_at",
+                 "resume_at", "sleeps", "wakes_sent", "_noise", "_rand", "_n", "_queue", "_send")
+
     def __init__(self, sim: Sim, name: str):
         self.sim = sim
         self.env = sim.env
@@ -179,6 +239,38 @@ class Task:
         # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
         # is env.peek() without the method call, on the hot path of behind().
         self._queue = sim.env._queue
+        self._send = None    # main()'s generator.send, once started
+
+    # ---- the generator that runs the task (instead of simpy.Process) -------------
+    def start(self) -> None:
+        """env.process(self.main()): run main() from the current time, first."""
+        self._send = self.main().send
+        env = self.env
+        heappush(env._queue, (env._now, URGENT, next(env._eid), self))
+
+    def sleep(self, ev: Wakeup) -> None:
+        """main() yielded ``ev`` (sleep_on): asleep on it from now, a context
+        switch pair. A Wakeup whose time has already come does not block."""
+        sim, c, env = self.sim, self.c, self.env
+        while True:
+            sim.yields += 1                                 # sim.count_yield()
+            if not sim.yields & 4095:
+                sim.check_limits()
+            self.busy += c.sleep_ns
+            self.sleeps += 1
+            self.slept_at = env._now
+            if not ev.done:
+                ev.waiting = True
+                if not ev.fired:
+                    self.resume_at = None                   # asleep, not yet woken
+                return
+            try:
+                ev = self._send(None)
+            except StopIteration:
+                self._send = None
+                return
+            if ev is self:
+                return
 
     @property
     def t(self) -> float:
@@ -187,7 +279,7 @@ class Task:
 
     def work(self, ns: float) -> None:
         """Spend ``ns`` of CPU time (with noise) on this task's CPU."""
-        ns *= self._noise[int(self._rand() * self._n)]
+        ns *= self._noise[floor(self._rand() * self._n)]
         self.acc += ns
         self.busy += ns
 
@@ -200,7 +292,7 @@ class Task:
         pmc_reprogram_counter), so cycles spent handling the exit are missing
         from the guest's cycles-per-byte tables. Not added to ``busy``.
         """
-        self.acc += ns * self._noise[int(self._rand() * self._n)]
+        self.acc += ns * self._noise[floor(self._rand() * self._n)]
 
     def idle_until(self, t: float) -> None:
         """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""
@@ -210,10 +302,9 @@ class Task:
     def behind(self) -> bool:
         """True if another actor may act before this task's virtual time:
         some event is scheduled at or before ``env.now + acc``."""
-        acc = self.acc
-        if acc:
-            queue = self._queue
-            return bool(queue) and queue[0][0] <= self.env._now + acc
+        acc, queue = self.acc, self._queue
+        if acc and queue:
+            return queue[0][0] <= self.env._now + acc
         return False
 
     def sync(self):
@@ -222,37 +313,35 @@ class Task:
         Safe means no other event is scheduled before this task's virtual time,
         so nobody can observe or change shared state in between.
         """
-        acc = self.acc
-        if acc:
-            queue = self._queue
-            if queue and queue[0][0] <= self.env._now + acc:
-                return self.flush()
+        acc, queue = self.acc, self._queue
+        if acc and queue and queue[0][0] <= self.env._now + acc:
+            return self.flush()
         return None
 
     def flush(self):
-        """Turn all accumulated work into simulated time (always a timeout)."""
-        env, acc, sim = self.env, self.acc, self.sim
-        ev = Timeout(env, acc)
-        self.resume_at = env._now + acc
+        """Turn all accumulated work into simulated time (always a timeout).
+
+        Schedules the task's resumption, as ``env.timeout(acc)`` would, and
+        returns the task itself for main() to yield.
+        """
+        env, sim = self.env, self.sim
+        t = self.resume_at = env._now + self.acc
+        heappush(self._queue, (t, NORMAL, next(env._eid), self))
         self.acc = 0.0
         sim.yields += 1                                     # sim.count_yield()
         if not sim.yields & 4095:
             sim.check_limits()
-        return ev
+        return self
 
     def sleep_on(self, ev: Wakeup):
-        """Generator: flush, then sleep until ``ev`` fires.
+        """Flush, then sleep until ``ev`` fires: the events for main() to
+        ``yield from``.
 
-        The context switches cost CPU time (counted in ``busy``) but do not
-        delay the wake-up: the time until the task runs again is the wake-up
-        latency the waker chose when it fired ``ev``.
+        The task goes to sleep when it yields ``ev`` (see :meth:`sleep`). The
+        context switches cost CPU time (counted in ``busy``) but do not delay
+        the wake-up: the time until the task runs again is the wake-up latency
+        the waker chose when it fired ``ev``.
         """
         if self.acc:
-            yield self.flush()
-        self.sim.count_yield()
-        self.busy += self.c.sleep_ns
-        self.sleeps += 1
-        self.slept_at = self.env._now
-        if ev._value is PENDING:    # not ev.triggered
-            self.resume_at = None
-        yield ev
+            return (self.flush(), ev)
+        return (ev,)

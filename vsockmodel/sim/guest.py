@@ -37,6 +37,12 @@ class RxBatch:
 
 
 class RxWorker(Task):
+    __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "signals", "held_pkts",
+                 "held_bytes", "check_headroom", "batch_pkts", "batch_bytes", "metadata_budget",
+                 "buf_payload", "skb", "coalesce_write_space", "defer_data_ready", "batching",
+                 "tail_copy_byte_ns", "cost_lookup", "cost_locked", "cost_batch_first",
+                 "cost_batched", "cost_finish", "cost_finish_ws")
+
     def __init__(self, sim: Sim, vq: RxVirtqueue, sk: GuestSock, vhost):
         super().__init__(sim, "worker")
         self.vq = vq
@@ -109,7 +115,7 @@ class RxWorker(Task):
 
     def enable_cb(self) -> bool:
         """virtqueue_enable_cb(): False if used buffers arrived meanwhile."""
-        t = self.t
+        t = self.env._now + self.acc
         if self.vq.has_used(t):
             return False
         self.vq.cb_enabled_at = t
@@ -208,7 +214,10 @@ class RxWorker(Task):
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
         if sk.owned or self.behind():
             return self._recv_pkt_waiting(pkt)
-        self._recv_pkt_locked_step(pkt)
+        sk.take(self)                                       # lock_sock()
+        self.held_pkts = self.held_bytes = 0
+        self.work(self.cost_locked)                         # space_update .. release_sock
+        self.recv_pkt_locked(pkt, None)
         if self.behind():
             return self._release_after_sync(sk)
         self.release(sk)                                    # release_sock(), sock_put()
@@ -222,14 +231,14 @@ class RxWorker(Task):
             yield ev
         if sk.owned:
             yield from sk.lock_sock_slow(self)              # lock_sock(): contended
-        self._recv_pkt_locked_step(pkt)
-        yield from self._release_after_sync(sk)
-
-    def _recv_pkt_locked_step(self, pkt: Packet) -> None:
-        self.sk.take(self)                                  # lock_sock()
+        sk.take(self)
         self.held_pkts = self.held_bytes = 0
         self.work(self.cost_locked)                         # space_update .. release_sock
-        self.recv_pkt_locked(pkt, batch=None)
+        self.recv_pkt_locked(pkt, None)
+        ev = self.sync()
+        if ev is not None:
+            yield ev
+        self.release(sk)                                    # release_sock(), sock_put()
 
     def _release_after_sync(self, sk: GuestSock):
         ev = self.sync()
@@ -248,7 +257,7 @@ class RxWorker(Task):
             if pkt.len <= self.batch_bytes - batch.bytes and self.recv_pkt_batchable():
                 # Patch 3: same flow as the batch: no lookup, no extra reference.
                 self.work(pre + self.cost_batched)
-                if not self.recv_pkt_locked(pkt, batch=batch):
+                if not self.recv_pkt_locked(pkt, batch):
                     return self.rx_batch_finish()
                 return self._count_in_batch(pkt)
             return self._recv_pkt_batch_new(pkt, pre, finish_first=True)
@@ -292,7 +301,7 @@ class RxWorker(Task):
             self.work(self.cost_batch_first)
         else:
             self.work(self.cost_locked)
-        batchable = self.recv_pkt_locked(pkt, batch=batch if start_batch else None)
+        batchable = self.recv_pkt_locked(pkt, batch if start_batch else None)
         if start_batch and batchable:
             rest = self._count_in_batch(pkt)                # keep the lock and the reference
             if rest is not None:
@@ -342,7 +351,7 @@ class RxWorker(Task):
         if batch is not None and self.defer_data_ready:
             if sk.rx_bytes >= sk.rcvlowat:
                 batch.data_ready_pending = True             # patch 5
-        else:
+        elif sk.sleeper is not None:                        # else nobody to notify
             sk.vsock_data_ready(self)
         return batch is not None and self.recv_pkt_batchable()
 
@@ -377,20 +386,22 @@ class RxWorker(Task):
         sk, stats = self.sk, self.stats
         q = sk.rx_queue
         length = pkt.len
+        buf_used = sk.buf_used + length
         if self.metadata_budget:
-            if len(q) >= sk.queue_max:
-                self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
+            qlen = len(q)
+            if qlen >= sk.queue_max:
+                self.collapse_rx_queue(qlen + 2 - sk.queue_max)
+                qlen = len(q)
             # virtio_transport_inc_rx_pkt(): payload budget, then metadata budget
-            if (sk.buf_used + length > sk.buf_alloc
-                    or (len(q) + 1) * SKB_TRUESIZE_0 > sk.buf_alloc):
+            if buf_used > sk.buf_alloc or (qlen + 1) * SKB_TRUESIZE_0 > sk.buf_alloc:
                 return False
         elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
             return False
         sk.rx_bytes += length
-        sk.buf_used += length
+        sk.buf_used = buf_used
         stats.bytes_enqueued += length
-        if sk.buf_used > stats.max_buf_used:
-            stats.max_buf_used = sk.buf_used
+        if buf_used > stats.max_buf_used:
+            stats.max_buf_used = buf_used
         # Tail-copy into the last skb when it has room (GOOD_COPY_LEN).
         if length <= GOOD_COPY_LEN and q:
             last = q[-1]
@@ -404,10 +415,11 @@ class RxWorker(Task):
                 return True
         q.append(Skb(length, self.buf_payload - length))
         stats.skbs_queued += 1
-        if len(q) > stats.max_qlen:
-            stats.max_qlen = len(q)
+        qlen = len(q)
+        if qlen > stats.max_qlen:
+            stats.max_qlen = qlen
         if self.trace is not None:
-            self.sim.log(self.t, "worker", "enqueue", len=length, qlen=len(q))
+            self.sim.log(self.t, "worker", "enqueue", len=length, qlen=qlen)
         return True
 
     def collapse_rx_queue(self, min_to_free: int) -> None:

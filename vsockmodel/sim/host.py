@@ -36,6 +36,8 @@ class HostSocket:
     processed them; the sender applies an entry once its own time has passed it.
     """
 
+    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned")
+
     def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE):
         self.tx_cnt = 0
         self.peer_fwd_cnt = 0
@@ -50,7 +52,8 @@ class HostSocket:
         learned = self.learned
         while learned and learned[0][0] <= t:
             _, fwd_cnt, buf_alloc = learned.popleft()
-            self.peer_fwd_cnt = max(self.peer_fwd_cnt, fwd_cnt)
+            if fwd_cnt > self.peer_fwd_cnt:                 # max(): no call
+                self.peer_fwd_cnt = fwd_cnt
             self.peer_buf_alloc = buf_alloc
 
     def credit(self) -> int:
@@ -62,7 +65,8 @@ class HostSocket:
 
     def has_space(self) -> int:
         """virtio_transport_has_space()."""
-        return max(0, self.credit())
+        credit = self.credit()
+        return credit if credit > 0 else 0                  # max(0, credit): no call
 
 
 class Sender(Task):
@@ -70,6 +74,8 @@ class Sender(Task):
 
     In ping-pong mode it waits for the guest's reply after each send.
     """
+
+    __slots__ = ("sock", "vhost", "blocked", "replies")
 
     def __init__(self, sim: Sim, sock: HostSocket, vhost: "Vhost"):
         super().__init__(sim, "sender")
@@ -108,7 +114,9 @@ class Sender(Task):
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
                 sock.advance(env._now + self.acc)
-                credit = min(remaining, sock.has_space())
+                credit = sock.has_space()
+                if credit > remaining:                      # min(): no call
+                    credit = remaining
                 if credit == 0:
                     stats.sender_blocked += 1
                     if sock.learned:
@@ -123,7 +131,7 @@ class Sender(Task):
                     continue
                 # virtio_transport_send_pkt_info(): skbs of at most 64 KiB
                 while credit:
-                    chunk = min(credit, max_skb)
+                    chunk = credit if credit < max_skb else max_skb   # min(): no call
                     self.work(skb_ns + chunk * copy_ns)
                     sock.tx_cnt += chunk
                     stats.bytes_sent += chunk
@@ -177,6 +185,9 @@ class Vhost(Task):
     (vhost_transport_do_send_pkt, host to guest data) and the guest TX queue
     (vhost_vsock_handle_tx_kick: credit updates and replies from the guest).
     """
+
+    __slots__ = ("vq", "sock", "send_pkt_queue", "tx_queue", "idle", "pending_used", "worker",
+                 "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
         super().__init__(sim, "vhost")
@@ -234,7 +245,8 @@ class Vhost(Task):
             if w is None:
                 w = self.t
             r = w + self.min_wake
-        return max(r, self.env._now) + self.lookahead
+        now = self.env._now
+        return (r if r >= now else now) + self.lookahead    # max(r, now): no call
 
     def handle_tx(self) -> None:
         """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
@@ -278,7 +290,7 @@ class Vhost(Task):
             # Work queued after our virtual time wakes this thread up: idle until
             # then, plus the host's wake-up latency.
             t_queued = q[0][0]
-            if t_queued > self.t:
+            if t_queued > env._now + self.acc:
                 if tx and tx[0][0] < t_queued:
                     self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
                     continue
@@ -342,7 +354,7 @@ class Vhost(Task):
             stats.vhost_signals += 1
             if self.sim.trace is not None:
                 self.sim.log(self.t, "vhost", "signal", pkts=pkts)
-            self.worker.signal(self.t)                  # vhost_signal()
+            self.worker.signal(env._now + self.acc)     # vhost_signal()
 
     def _add_used_n(self, pkts: list[Packet]) -> None:
         """vhost_add_used_n(): several used elements and one used->idx update."""

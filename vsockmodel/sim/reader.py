@@ -15,6 +15,8 @@ WARMUP_FRACTION = 0.1
 
 
 class Reader(Task):
+    __slots__ = ("sk", "host", "worker")
+
     def __init__(self, sim: Sim, sk: GuestSock, host, worker):
         super().__init__(sim, "reader")
         self.sk = sk
@@ -174,4 +176,5 @@ class Reader(Task):
         self.work(c.credit_update_ns + c.tx_kick_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                        # virtio_transport_inc_tx_pkt()
         self.sim.stats.credit_updates += 1
-        self.host.from_guest(self.t + c.host_to_guest_latency_ns, sk.fwd_cnt, sk.buf_alloc)
+        self.host.from_guest(self.env._now + self.acc + c.host_to_guest_latency_ns, sk.fwd_cnt,
+                             sk.buf_alloc)

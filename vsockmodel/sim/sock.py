@@ -31,6 +31,10 @@ class Skb:
 
 
 class GuestSock:
+    __slots__ = ("sim", "env", "stats", "trace", "owned", "owner", "owned_since", "lock_wq",
+                 "sleeper", "rx_queue", "buf_alloc", "buf_used", "rx_bytes", "fwd_cnt",
+                 "last_fwd_cnt", "rcvlowat", "queue_max", "done", "peer_shutdown", "reader")
+
     def __init__(self, sim: Sim):
         p = sim.p
         self.sim = sim
@@ -93,7 +97,8 @@ class GuestSock:
         if woken_for_data:
             # Woken by sk_data_ready only to find the lock taken.
             stats.futile_wakeups[task.name] += 1
-        t0 = task.t
+        env = task.env
+        t0 = env._now + task.acc                            # task.t
         while self.owned:
             ev = Wakeup(task)
             self.lock_wq.append((task, ev))
@@ -108,7 +113,7 @@ class GuestSock:
                 stats.futile_wakeups[task.name] += 1
                 if self.sim.trace is not None:
                     self.sim.log(task.t, task.name, "futile_wakeup")
-        stats.lock_wait[task.name].append(task.t - t0)
+        stats.lock_wait[task.name].append(env._now + task.acc - t0)
 
     def release_sock(self, task: Task):
         """Sync, then release(): None if no sync was needed, else a generator."""

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)   # slots: faster attribute updates on the hot path
 class Stats:
     bytes_sent: int = 0          # accepted by the host socket (send() returned them)
     bytes_received: int = 0      # returned to the guest application by recv()

@@ -26,6 +26,9 @@ class Packet:
 
 
 class RxVirtqueue:
+    __slots__ = ("size", "avail", "used", "rx_buf_nr", "rx_buf_max_nr", "cb_enabled_at",
+                 "vhost_notify")
+
     def __init__(self, size: int = kernel.RX_RING_SIZE):
         self.size = size
         self.avail = size              # posted by the guest, not yet taken by vhost
