@@ -57,3 +57,14 @@ def test_validation_scores_every_table_with_its_receiver():
     # fixed-syscall runs read with recv(write size): at <= 1 KiB exactly one call per write
     calls = report["recv_per_write"]["v1_all_fixedsyscall"]["baseline"]
     assert calls[64]["predicted"] == pytest.approx(1.0, abs=0.01)
+
+
+def test_paired_change_ci_brackets_the_pairs_and_widens_with_their_spread():
+    from vsockmodel.validate import paired_change_ci
+
+    assert paired_change_ci([1.0, 1.0, 1.0], [2.0, 2.0, 2.0]) == pytest.approx((100.0, 100.0))
+    lo, hi = paired_change_ci([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])
+    assert lo < 100.0 < hi
+    lo2, hi2 = paired_change_ci([1.0, 1.3, 0.7], [2.0, 2.1, 1.9])
+    assert hi2 - lo2 > hi - lo
+    assert paired_change_ci([1.0], [1.5]) == pytest.approx((50.0, 50.0))

@@ -93,7 +93,12 @@ def _run_one(args) -> tuple:
 
 def predict(costs: Costs | None = None, seeds=SEEDS, jobs: int | None = None,
             progress=None, packets: int = PACKETS) -> dict:
-    """Model predictions for every configuration the seed tables need, seed-averaged."""
+    """Model predictions for every configuration the seed tables need, seed-averaged.
+
+    Each configuration also keeps its per-seed values (``per_seed``, in seed
+    order), so that two states run with the same seeds form pairs, like the
+    seed series' AB/BA runs.
+    """
     costs = costs or default_costs()
     configs = set()
     for (_, va), (_, vb), receiver in THROUGHPUT.values():
@@ -119,13 +124,31 @@ def predict(costs: Costs | None = None, seeds=SEEDS, jobs: int | None = None,
             done += 1
             if progress:
                 progress(done, len(tasks))
-    return {c: {k: v / len(seeds) for k, v in d.items()} for c, d in sums.items()}
+    return {c: {**{k: sum(v) / len(v) for k, v in d.items()}, "per_seed": d}
+            for c, d in sums.items()}
 
 
 def _accumulate(sums: dict, config: Config, out: dict) -> None:
+    """Append one seed's values; tasks come back in seed order (pool.map keeps it)."""
     d = sums.setdefault(config, {})
     for k, v in out.items():
-        d[k] = d.get(k, 0.0) + v
+        d.setdefault(k, []).append(v)
+
+
+def paired_change_ci(a: list[float], b: list[float], level: float = 0.95) -> tuple[float, float]:
+    """CI of the change from a to b in %, from paired log ratios (as the seeds report gains).
+
+    The pairs are runs with the same seed; the interval is Student's t on the
+    mean of log(b/a), turned back into a percentage. With one pair, or pairs
+    that agree exactly, there is no spread to measure: the interval is the point.
+    """
+    d = [math.log(y / x) for x, y in zip(a, b)]
+    if len(d) < 2 or max(d) == min(d):
+        return (100 * math.expm1(d[0]),) * 2
+    from scipy.stats import ttest_1samp
+
+    ci = ttest_1samp(d, 0.0).confidence_interval(level)
+    return 100 * math.expm1(ci.low), 100 * math.expm1(ci.high)
 
 
 def _spearman(a, b) -> float:
@@ -141,11 +164,15 @@ def score(pred: dict) -> dict:
         measured = seeddata.change(table)
         rows = []
         for p in PAYLOADS:
-            a = pred[Config(va, p, receiver)]["throughput_gbps"]
-            b = pred[Config(vb, p, receiver)]["throughput_gbps"]
+            pa, pb = pred[Config(va, p, receiver)], pred[Config(vb, p, receiver)]
+            a, b = pa["throughput_gbps"], pb["throughput_gbps"]
+            lo, hi = paired_change_ci(pa["per_seed"]["throughput_gbps"],
+                                      pb["per_seed"]["throughput_gbps"])
             rows.append({"payload": p, "measured_pct": measured[p][0],
                          "ci_low": measured[p][1], "ci_high": measured[p][2],
-                         "predicted_pct": 100 * (b / a - 1), "model_a_gbps": a, "model_b_gbps": b,
+                         "predicted_pct": 100 * (b / a - 1),
+                         "predicted_ci_low": lo, "predicted_ci_high": hi,
+                         "model_a_gbps": a, "model_b_gbps": b,
                          "measured_a_gbps": seeddata.values(table, sa, "throughput_gbps")[p],
                          "measured_b_gbps": seeddata.values(table, sb, "throughput_gbps")[p]})
         m = [r["measured_pct"] for r in rows]
@@ -168,11 +195,14 @@ def score(pred: dict) -> dict:
         measured = seeddata.change(table)
         rows = []
         for p in RTT_PAYLOADS:
-            a = pred[Config(va, p, "pingpong")]["rtt_us"]
-            b = pred[Config(vb, p, "pingpong")]["rtt_us"]
+            pa, pb = pred[Config(va, p, "pingpong")], pred[Config(vb, p, "pingpong")]
+            a, b = pa["rtt_us"], pb["rtt_us"]
+            lo, hi = paired_change_ci(pa["per_seed"]["rtt_us"], pb["per_seed"]["rtt_us"])
             rows.append({"payload": p, "measured_pct": measured[p][0],
                          "ci_low": measured[p][1], "ci_high": measured[p][2],
-                         "predicted_pct": 100 * (b / a - 1), "model_a_us": a, "model_b_us": b,
+                         "predicted_pct": 100 * (b / a - 1),
+                         "predicted_ci_low": lo, "predicted_ci_high": hi,
+                         "model_a_us": a, "model_b_us": b,
                          "measured_a_us": seeddata.values(table, sa, "rtt_us")[p],
                          "measured_b_us": seeddata.values(table, sb, "rtt_us")[p]})
         report["rtt"][table] = {"states": [sa, sb], "rows": rows}
@@ -241,10 +271,11 @@ def format_report(report: dict) -> str:
         a, b = t["states"]
         lines.append(f"{table}  ({a} -> {b}, {t['receiver']} receiver)   "
                      f"Spearman rho {t['rho']:+.2f}   MAE {t['mae_pp']:.1f} pp")
-        lines.append("   payload  measured gain [95% CI]         predicted")
+        lines.append("   payload  measured gain [95% CI]         predicted [95% CI over seeds]")
         for r in t["rows"]:
             lines.append(f"   {_size(r['payload']):>7}  {r['measured_pct']:+7.1f} % "
-                         f"[{r['ci_low']:+7.1f}, {r['ci_high']:+7.1f}]   {r['predicted_pct']:+7.1f} %")
+                         f"[{r['ci_low']:+7.1f}, {r['ci_high']:+7.1f}]   {r['predicted_pct']:+7.1f} % "
+                         f"[{r['predicted_ci_low']:+7.1f}, {r['predicted_ci_high']:+7.1f}]")
         lines.append("")
     lines.append("recv() calls per write, fixed-syscall test (measured / predicted)")
     for table, calls in report["recv_per_write"].items():
