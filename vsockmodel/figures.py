@@ -10,7 +10,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import seeddata
-from .model import run
+from .costs import Costs
+from .model import simulate
+from .params import Params, make_params
 from .style import COLORS, fmt_size, label, size_ticks
 
 VARIANT_COLORS = {
@@ -24,13 +26,15 @@ SERIES_PAYLOADS = seeddata.SERIES_PAYLOADS
 
 
 @lru_cache(maxsize=4096)
-def _cached(items: tuple):
-    return run(**dict(items))
+def _simulate(params: Params, costs: Costs):
+    return simulate(params, costs)
 
 
 def cached_run(**params):
-    """``vsockmodel.run`` memoised on its parameters (runs are deterministic)."""
-    return _cached(tuple(sorted(params.items())))
+    """``vsockmodel.run`` memoised on the parameters it resolves to (runs are
+    deterministic): ``payload=4096`` and ``payload="4K", recv_size="64K"`` are
+    the same run, and run once."""
+    return _simulate(*make_params(**params))
 
 
 def sweep(variant: str, payloads=SERIES_PAYLOADS, metric: str = "throughput_gbps", **fixed) -> list:

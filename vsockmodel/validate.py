@@ -129,7 +129,7 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
     done = 0
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = pool.map(_run_one, tasks, chunksize=4)
+            results = pool.map(_run_one, tasks, chunksize=1)
             for config, _, out in results:
                 _accumulate(sums, config, out)
                 done += 1
