@@ -2,9 +2,10 @@
 
 How time works
 --------------
-Every actor (host sender, vhost worker, guest RX worker, reader) is a simpy
-process. An actor adds CPU time to ``acc`` with :meth:`Task.work` and only
-turns it into a simpy timeout when it must: before it touches state another
+Every actor (host sender, vhost worker, guest RX worker, reader) is a
+generator scheduled on simpy's event heap, like a simpy process (see below).
+An actor adds CPU time to ``acc`` with :meth:`Task.work` and only turns it
+into a timeout when it must: before it touches state another
 actor can see (the socket lock, the receive queue, the virtqueue). Even then it
 yields only when another event is scheduled before its own virtual time
 ``env.now + acc`` (:meth:`Task.sync`); otherwise nothing can happen in between
