@@ -51,7 +51,8 @@ TABLES = {  # table -> (state in the table, model variant) pairs
 }
 
 GROUPS = {
-    "per_packet": ("get_buf_ns", "rx_fill_buf_ns", "recv_pkt_ns", "space_update_ns", "enqueue_ns"),
+    "per_packet": ("get_buf_ns", "rx_fill_buf_ns", "recv_pkt_ns", "space_update_ns", "enqueue_ns",
+                   "tail_free_ns"),
     "lookup_lock": ("lookup_ns", "lock_ns", "unlock_ns"),
     "notify": ("write_space_ns", "data_ready_ns"),
     "per_irq": ("irq_ns", "worker_run_ns"),
@@ -73,7 +74,7 @@ def _counts(variant: str, ops: dict) -> dict[str, float]:
     pkts, holds = ops["packets"], ops["lock_holds"]
     return {
         "get_buf_ns": pkts, "recv_pkt_ns": pkts, "space_update_ns": pkts, "enqueue_ns": pkts,
-        "rx_fill_buf_ns": ops["refill_bufs"],
+        "rx_fill_buf_ns": ops["refill_bufs"], "tail_free_ns": ops["tail_frees"],
         "lookup_ns": holds, "lock_ns": holds, "unlock_ns": holds,
         "write_space_ns": holds if spec.coalesce_write_space else pkts,
         "data_ready_ns": pkts / 2 if spec.defer_data_ready else pkts,

@@ -63,6 +63,10 @@ class Costs:
         "of full buffers; no copy happens on CPU1)", "ns/B")
     tail_copy_byte_ns: float = _cost(
         0.05, "prior", "memcpy into the last skb's tail (GOOD_COPY_LEN packets)", "ns/B")
+    tail_free_ns: float = _cost(
+        150, "fitted", "kfree_skb of a packet's own skb after its payload was copied into the last "
+        "queued skb (virtio_transport_recv_enqueue, free_pkt) or merged by collapse: the 4 KiB "
+        "head and the sk_buff, freed on the RX worker's CPU instead of by the reader")
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(

@@ -90,7 +90,8 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
     # What the RX worker did, for the cycles-per-byte calibration.
     worker_ops = {"packets": st.packets, "payload_bytes": st.payload_bytes,
                   "lock_holds": len(st.batch_pkts), "irqs": st.irqs, "refill_bufs": st.refill_bufs,
-                  "kicks": st.kicks, "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
+                  "kicks": st.kicks, "tail_frees": st.tail_copies + st.collapsed_skbs,
+                  "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
                   "busy_ns": worker.busy}
     counters = {
         name: getattr(st, name) for name in (

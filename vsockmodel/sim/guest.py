@@ -40,7 +40,7 @@ class RxWorker(Task):
     __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "signals", "held_pkts",
                  "held_bytes", "check_headroom", "batch_pkts", "batch_bytes", "metadata_budget",
                  "buf_payload", "skb", "coalesce_write_space", "defer_data_ready", "batching",
-                 "tail_copy_byte_ns", "cost_lookup", "cost_locked", "cost_batch_first",
+                 "tail_copy_byte_ns", "tail_free_ns", "cost_lookup", "cost_locked", "cost_batch_first",
                  "cost_batched", "cost_finish", "cost_finish_ws")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sk: GuestSock, vhost):
@@ -65,6 +65,7 @@ class RxWorker(Task):
         self.defer_data_ready = spec.defer_data_ready
         self.batching = spec.batch
         self.tail_copy_byte_ns = c.tail_copy_byte_ns
+        self.tail_free_ns = c.tail_free_ns
         # CPU cost of each step, summed once (ns before noise). Names follow the
         # kernel functions each sum stands for.
         space_update = c.space_update_ns if spec.space_update_under_lock else 0.0
@@ -408,7 +409,8 @@ class RxWorker(Task):
             if length < last.room if self.skb else length <= last.room:
                 last.len += length
                 last.room -= length
-                self.work(length * self.tail_copy_byte_ns)
+                # memcpy into the tail, then kfree_skb(skb) here, on the worker's CPU
+                self.work(length * self.tail_copy_byte_ns + self.tail_free_ns)
                 stats.tail_copies += 1
                 if self.trace is not None:
                     self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
@@ -438,7 +440,8 @@ class RxWorker(Task):
                     and prev.len + skb.len < MAX_COLLAPSE_LEN):
                 prev.len += skb.len
                 prev.room = 0
-                self.work(skb.len * self.c.tail_copy_byte_ns)
+                self.work(skb.len * self.c.tail_copy_byte_ns + self.c.tail_free_ns)   # + kfree_skb
+                self.sim.stats.collapsed_skbs += 1
                 saved += 1
             else:
                 merged.append(skb)
