@@ -68,3 +68,20 @@ def test_paired_change_ci_brackets_the_pairs_and_widens_with_their_spread():
     lo2, hi2 = paired_change_ci([1.0, 1.3, 0.7], [2.0, 2.1, 1.9])
     assert hi2 - lo2 > hi - lo
     assert paired_change_ci([1.0], [1.5]) == pytest.approx((50.0, 50.0))
+
+
+def test_each_table_is_scored_on_its_own_seeds():
+    from vsockmodel import validate
+
+    a, b = validate.Config("p1-p3", 1024, "fixedsyscall"), validate.Config("p1-p5", 1024, "fixedsyscall")
+    seeds = tuple(range(1, 17))
+    pred = {a: {"seeds": seeds, "per_seed": {"throughput_gbps": [1.0] * 16}},
+            b: {"seeds": seeds, "per_seed": {"throughput_gbps": [1.1] * 4 + [1.3] * 12}}}
+    # the P4-P5 table averages all sixteen seeds, a four-seed table only the first four
+    xa, xb = validate._pair(pred, "v1_p4p5_fixedsyscall", a, b, "throughput_gbps")
+    assert len(xa) == len(xb) == 16
+    xa, xb = validate._pair(pred, "v1_all_fixedsyscall", a, b, "throughput_gbps")
+    assert xb == [1.1] * 4
+    # an explicit seed list overrides every table's default
+    assert validate.table_seeds("v1_p4p5_fixedsyscall", seeds=(7,)) == (7,)
+    assert validate.table_seeds("v1_all_fixed64k") == validate.SEEDS
