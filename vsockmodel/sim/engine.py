@@ -236,7 +236,7 @@ class Task:
         self.wakes_sent = 0  # wake-ups it paid for (try_to_wake_up + IPI)
         self._noise = sim._jitter
         self._rand = sim.rng.random
-        self._n = sim.TABLE
+        self._n = float(sim.TABLE)   # a float: random() * n is then a float product, faster
         # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
         # is env.peek() without the method call, on the hot path of behind().
         self._queue = sim.env._queue
