@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 
 from .. import kernel
+from ..kernel import VHOST_VSOCK_PKT_WEIGHT, VHOST_VSOCK_WEIGHT
 from .engine import Sim, Task, Wakeup
 from .virtqueue import Packet, RxVirtqueue
 
@@ -187,7 +188,8 @@ class Vhost(Task):
     """
 
     __slots__ = ("vq", "sock", "send_pkt_queue", "tx_queue", "idle", "pending_used", "worker",
-                 "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake")
+                 "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake",
+                 "copy_ns", "pkt_add_used_ns")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
         super().__init__(sim, "vhost")
@@ -206,6 +208,8 @@ class Vhost(Task):
         self.pkt_ns = c.vhost_pkt_ns + (0 if p.spec.skb else c.vhost_desc_extra_ns)
         self.buf_payload = p.buf_payload
         self.used_batch = p.vhost_used_batch
+        self.copy_ns = c.vhost_copy_byte_ns                    # per payload byte copied
+        self.pkt_add_used_ns = self.pkt_ns + c.vhost_add_used_ns   # per buffer, vhost_add_used
         self.min_wake = min(sim.c.vcpu_wake_short_ns, sim.c.vcpu_wake_long_ns) * min(sim._wake)
 
     def queue(self, t: float, skb: HostSkb) -> None:
@@ -296,65 +300,72 @@ class Vhost(Task):
                     continue
                 self.idle_until(t_queued + self.sim.latency(c.host_wake_latency_ns))
             vq.vhost_notify = False                     # vhost_disable_notify()
-            yield from self.do_send_pkt()
+            self.stats.vhost_runs += 1
+            rest = self.do_send_pkt(0, 0)
+            if rest is not None:
+                yield from rest
 
-    def do_send_pkt(self):
-        """One run of vhost_transport_do_send_pkt(), bounded by vhost_exceeds_weight()."""
-        c, vq, stats, env = self.c, self.vq, self.sim.stats, self.env
-        q, used = self.send_pkt_queue, vq.used
-        pkt_ns, buf_payload, used_batch = self.pkt_ns, self.buf_payload, self.used_batch
-        copy_ns, add_used_ns = c.vhost_copy_byte_ns, c.vhost_add_used_ns
-        pkt_add_used_ns = pkt_ns + add_used_ns                # per buffer without vhost_used_batch
-        pkt_weight, byte_weight = kernel.VHOST_VSOCK_PKT_WEIGHT, kernel.VHOST_VSOCK_WEIGHT
-        pkts = total_len = 0
-        pending = self.pending_used  # vhost_used_batch: heads not yet published
-        stats.vhost_runs += 1
+    def do_send_pkt(self, pkts: int, total_len: int):
+        """One run of vhost_transport_do_send_pkt(), bounded by vhost_exceeds_weight(),
+        from its ``pkts``-th buffer (``total_len`` bytes so far) on.
+
+        Like the RX worker's per-packet functions, it returns None when the run
+        ended without having to wait, or a generator that finishes the run
+        after a sync: most runs then cost no generator at all.
+        """
+        vq, stats, env, q = self.vq, self.stats, self.env, self.send_pkt_queue
+        buf_payload, copy_ns = self.buf_payload, self.copy_ns
         while True:
             if not q:
-                ev = self.sync()                        # the sender may be behind us
-                if ev is not None:
-                    yield ev
-                if not q:
-                    break
+                if self.behind():                       # the sender may be behind us
+                    return self._do_send_pkt_after_sync(pkts, total_len)
+                break
             t_queued, skb = q[0]
             if t_queued > env._now + self.acc:
                 break                                   # queue empty at our time: run ends
             if not vq.avail:
-                ev = self.sync()
-                if ev is not None:
-                    yield ev
-                if not vq.avail:
-                    break                               # no guest buffer: wait for a kick
+                if self.behind():                       # a refill may be behind us
+                    return self._do_send_pkt_after_sync(pkts, total_len)
+                break                                   # no guest buffer: wait for a kick
             vq.avail -= 1                               # vhost_get_vq_desc()
             payload_len = skb.len - skb.offset          # the split
             if payload_len > buf_payload:
                 payload_len = buf_payload
             pkt = Packet(payload_len, skb.write, skb.op)
-            if used_batch:
-                self.work(pkt_ns + payload_len * copy_ns)
+            if self.used_batch:
+                self.work(self.pkt_ns + payload_len * copy_ns)
+                pending = self.pending_used             # heads not yet published
                 pending.append(pkt)
                 if len(pending) == vq.size:             # used_limit: the ring size
                     self._add_used_n(pending)
             else:
                 # copy header + payload, then vhost_add_used(): publish one element
-                self.work(pkt_add_used_ns + payload_len * copy_ns)
-                used.append((env._now + self.acc, pkt))
+                self.work(self.pkt_add_used_ns + payload_len * copy_ns)
+                vq.used.append((env._now + self.acc, pkt))
                 stats.used_publishes += 1
             skb.offset += payload_len
             if skb.offset == skb.len:
                 q.popleft()
             pkts += 1
             total_len += payload_len
-            if pkts >= pkt_weight or total_len >= byte_weight:
+            if pkts >= VHOST_VSOCK_PKT_WEIGHT or total_len >= VHOST_VSOCK_WEIGHT:
                 break                                   # vhost_exceeds_weight(): requeue
-        if pending:
-            self._add_used_n(pending)
+        if self.pending_used:
+            self._add_used_n(self.pending_used)
         if pkts:
-            self.work(c.vhost_signal_ns)
+            self.work(self.c.vhost_signal_ns)
             stats.vhost_signals += 1
             if self.sim.trace is not None:
                 self.sim.log(self.t, "vhost", "signal", pkts=pkts)
             self.worker.signal(env._now + self.acc)     # vhost_signal()
+        return None
+
+    def _do_send_pkt_after_sync(self, pkts: int, total_len: int):
+        """The rest of a run that had to let other actors catch up first."""
+        yield self.flush()
+        rest = self.do_send_pkt(pkts, total_len)
+        if rest is not None:
+            yield from rest
 
     def _add_used_n(self, pkts: list[Packet]) -> None:
         """vhost_add_used_n(): several used elements and one used->idx update."""
