@@ -85,3 +85,15 @@ def test_each_table_is_scored_on_its_own_seeds():
     # an explicit seed list overrides every table's default
     assert validate.table_seeds("v1_p4p5_fixedsyscall", seeds=(7,)) == (7,)
     assert validate.table_seeds("v1_all_fixed64k") == validate.SEEDS
+
+
+def test_validation_can_score_a_few_tables_and_refuses_unknown_ones():
+    from vsockmodel import validate
+
+    tables = ("v1_all_fixed64k",)
+    pred = validate.predict(seeds=(1,), jobs=1, packets=600, tables=tables)
+    assert {c.receiver for c in pred} == {"fixed64k"}
+    report = validate.score(pred, tables=tables)
+    assert list(report["throughput"]) == ["v1_all_fixed64k"] and report["targets"] == []
+    with pytest.raises(ValueError, match="tables"):
+        validate.predict(tables=("v9_nonsense",))
