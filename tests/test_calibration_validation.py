@@ -97,3 +97,20 @@ def test_validation_can_score_a_few_tables_and_refuses_unknown_ones():
     assert list(report["throughput"]) == ["v1_all_fixed64k"] and report["targets"] == []
     with pytest.raises(ValueError, match="tables"):
         validate.predict(tables=("v9_nonsense",))
+
+
+def test_cached_predictions_equal_fresh_ones_and_are_keyed_on_the_model(tmp_path, monkeypatch):
+    from vsockmodel import cache, validate
+
+    monkeypatch.setenv("VSOCKMODEL_CACHE", str(tmp_path))
+    args = dict(seeds=(1,), jobs=1, packets=600, tables=("v1_all_fixed64k",))
+    first = validate.predict_cached(**args)
+    assert first == validate.predict(**args)
+    assert any(tmp_path.rglob("*.pkl")), "nothing was stored"
+    assert validate.predict_cached(**args) == first
+    # a different model (here: a different digest) is a different key
+    monkeypatch.setattr(cache, "model_digest", lambda: "another model")
+    calls = []
+    monkeypatch.setattr(validate, "predict", lambda *a, **k: calls.append(1) or first)
+    validate.predict_cached(**args)
+    assert calls == [1]

@@ -163,6 +163,23 @@ def _pair(pred: dict, table: str, ca: "Config", cb: "Config", key: str):
     return pred[ca]["per_seed"][key][:n], pred[cb]["per_seed"][key][:n]
 
 
+def _predict_for_digest(digest: str, costs: Costs | None, seeds, jobs, packets, tables) -> dict:
+    # ``digest`` is only part of the cache key: the model's code and data.
+    return predict(costs, seeds=seeds, jobs=jobs, packets=packets, tables=tables)
+
+
+def predict_cached(costs: Costs | None = None, seeds=None, jobs: int | None = None,
+                   packets: int = PACKETS, tables=None) -> dict:
+    """``predict``, remembered on disk (``vsockmodel.cache``) for these arguments
+    and this exact model: a notebook re-run after an edit elsewhere takes
+    seconds instead of a full validation. ``jobs`` does not change the result."""
+    from .cache import memory, model_digest
+
+    cached = memory().cache(_predict_for_digest, ignore=["jobs"])
+    return cached(model_digest(), costs or default_costs(), seeds, jobs, packets,
+                  tuple(tables) if tables is not None else None)
+
+
 def _accumulate(sums: dict, config: Config, out: dict) -> None:
     """Append one seed's values; tasks come back in seed order (pool.map keeps it)."""
     d = sums.setdefault(config, {})
