@@ -209,25 +209,32 @@ def _spearman(a, b) -> float:
     return float(spearmanr(a, b).statistic)
 
 
+def _gain_row(pred: dict, table: str, states, configs, key: str, payload: int) -> dict:
+    """One payload of a table: the measured change with its CI, the predicted
+    change with the model's paired CI over seeds, and both states' values of
+    ``key`` (throughput_gbps or rtt_us), measured and modelled."""
+    (sa, sb), (ca, cb) = states, configs
+    measured = seeddata.change(table)[payload]
+    xa, xb = _pair(pred, table, ca, cb, key)
+    a, b = sum(xa) / len(xa), sum(xb) / len(xb)
+    lo, hi = paired_change_ci(xa, xb)
+    unit = key.rsplit("_", 1)[1]                            # gbps or us
+    return {"payload": payload, "measured_pct": measured[0],
+            "ci_low": measured[1], "ci_high": measured[2],
+            "predicted_pct": 100 * (b / a - 1), "predicted_ci_low": lo, "predicted_ci_high": hi,
+            f"model_a_{unit}": a, f"model_b_{unit}": b,
+            f"measured_a_{unit}": seeddata.values(table, sa, key)[payload],
+            f"measured_b_{unit}": seeddata.values(table, sb, key)[payload]}
+
+
 def score(pred: dict, tables=None) -> dict:
     """Compare predictions with every table (or only ``tables``): per-payload rows
     and per-table scores. The targets are checked only when every table is scored."""
     report = {"throughput": {}, "recv_per_write": {}, "rtt": {}, "targets": []}
+    writes = {r["payload"]: r["writes"] for r in seeddata.testbed() if r["source"] == "003"}
     for table, ((sa, va), (sb, vb), receiver) in _selected(tables, THROUGHPUT).items():
-        measured = seeddata.change(table)
-        rows = []
-        for p in PAYLOADS:
-            xa, xb = _pair(pred, table, Config(va, p, receiver), Config(vb, p, receiver),
-                           "throughput_gbps")
-            a, b = sum(xa) / len(xa), sum(xb) / len(xb)
-            lo, hi = paired_change_ci(xa, xb)
-            rows.append({"payload": p, "measured_pct": measured[p][0],
-                         "ci_low": measured[p][1], "ci_high": measured[p][2],
-                         "predicted_pct": 100 * (b / a - 1),
-                         "predicted_ci_low": lo, "predicted_ci_high": hi,
-                         "model_a_gbps": a, "model_b_gbps": b,
-                         "measured_a_gbps": seeddata.values(table, sa, "throughput_gbps")[p],
-                         "measured_b_gbps": seeddata.values(table, sb, "throughput_gbps")[p]})
+        rows = [_gain_row(pred, table, (sa, sb), (Config(va, p, receiver), Config(vb, p, receiver)),
+                          "throughput_gbps", p) for p in PAYLOADS]
         m = [r["measured_pct"] for r in rows]
         q = [r["predicted_pct"] for r in rows]
         report["throughput"][table] = {
@@ -238,8 +245,6 @@ def score(pred: dict, tables=None) -> dict:
             calls = {}
             for state, variant in ((sa, va), (sb, vb)):
                 measured_calls = seeddata.values(table, state, "recv_calls")
-                writes = {r["payload"]: r["writes"] for r in seeddata.testbed()
-                          if r["source"] == "003"}
                 calls[state] = {}
                 for p in PAYLOADS:
                     c = Config(variant, p, receiver)
@@ -248,20 +253,8 @@ def score(pred: dict, tables=None) -> dict:
                                        "predicted": sum(runs) / len(runs)}
             report["recv_per_write"][table] = calls
     for table, ((sa, va), (sb, vb)) in _selected(tables, RTT).items():
-        measured = seeddata.change(table)
-        rows = []
-        for p in RTT_PAYLOADS:
-            xa, xb = _pair(pred, table, Config(va, p, "pingpong"), Config(vb, p, "pingpong"),
-                           "rtt_us")
-            a, b = sum(xa) / len(xa), sum(xb) / len(xb)
-            lo, hi = paired_change_ci(xa, xb)
-            rows.append({"payload": p, "measured_pct": measured[p][0],
-                         "ci_low": measured[p][1], "ci_high": measured[p][2],
-                         "predicted_pct": 100 * (b / a - 1),
-                         "predicted_ci_low": lo, "predicted_ci_high": hi,
-                         "model_a_us": a, "model_b_us": b,
-                         "measured_a_us": seeddata.values(table, sa, "rtt_us")[p],
-                         "measured_b_us": seeddata.values(table, sb, "rtt_us")[p]})
+        rows = [_gain_row(pred, table, (sa, sb), (Config(va, p, "pingpong"), Config(vb, p, "pingpong")),
+                          "rtt_us", p) for p in RTT_PAYLOADS]
         report["rtt"][table] = {"states": [sa, sb], "rows": rows}
     if tables is None:
         report["targets"] = check_targets(report)

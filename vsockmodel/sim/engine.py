@@ -191,13 +191,8 @@ class Sim:
             self.trace.append((t, actor, event, info))
 
     # ---- bounds ---------------------------------------------------------------
-    def count_yield(self) -> None:
-        self.yields += 1
-        if self.yields % 4096 == 0:
-            self.check_limits()
-
     def check_limits(self) -> None:
-        """Every 4096 yields (see Task.flush and count_yield): stop a runaway run."""
+        """Called every 4096 scheduling events (Task.flush, Task.sleep): stop a runaway run."""
         if self.yields > self.max_yields:
             raise SimulationLimitExceeded(
                 f"run exceeded {self.max_yields} scheduling events; stopping")
@@ -254,7 +249,7 @@ class Task:
         switch pair. A Wakeup whose time has already come does not block."""
         sim, c, env = self.sim, self.c, self.env
         while True:
-            sim.yields += 1                                 # sim.count_yield()
+            sim.yields += 1                                 # one more scheduling event
             if not sim.yields & 4095:
                 sim.check_limits()
             self.busy += c.sleep_ns
@@ -329,7 +324,7 @@ class Task:
         t = self.resume_at = env._now + self.acc
         heappush(self._queue, (t, NORMAL, next(env._eid), self))
         self.acc = 0.0
-        sim.yields += 1                                     # sim.count_yield()
+        sim.yields += 1                                     # one more scheduling event
         if not sim.yields & 4095:
             sim.check_limits()
         return self
