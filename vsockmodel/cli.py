@@ -1,4 +1,4 @@
-"""Command line: ``python -m vsockmodel {run,starvation,bench,calibrate,validate}``.
+"""Command line: ``python -m vsockmodel {run,compare,starvation,bench,calibrate,validate}``.
 
 In the style of the OSTEP homework simulators: every run is seeded, echoes its
 arguments first, and can hide its answers (``--quiz``) until asked (``-c``).
@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from .params import WORKLOADS, Params, fmt_size
+from .params import WORKLOADS, Params, fmt_size, make_params
 from .variants import VARIANTS
 
 
@@ -28,9 +28,10 @@ def _bool_flag(p, name, help_on, default=None):
     p.add_argument(f"--no-{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
 
 
-def _add_model_args(p):
+def _add_model_args(p, variant: bool = True):
     d = Params()
-    p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
+    if variant:
+        p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--workload", default=d.workload, help=f"one of: {', '.join(WORKLOADS)}")
     p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K")
     p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv()")
@@ -49,7 +50,9 @@ def _add_model_args(p):
 
 
 def _model_kwargs(a) -> dict:
-    return dict(variant=a.variant, workload=a.workload, payload=a.payload, recv_size=a.recv_size,
+    """The model's parameters from the parsed arguments (no variant for ``compare``)."""
+    kw = dict(variant=a.variant) if "variant" in a else {}
+    return kw | dict(workload=a.workload, payload=a.payload, recv_size=a.recv_size,
                 buffer=a.buffer, transfer=a.transfer, requests=a.requests,
                 rx_buf_payload=a.rx_buf_payload, batch_pkts=a.batch_pkts, batch_bytes=a.batch_bytes,
                 headroom_check=a.headroom_check, vhost_used_batch=a.vhost_used_batch,
@@ -66,9 +69,10 @@ def _echo_args(params: dict) -> None:
 
 def cmd_run(a) -> int:
     from .model import run
-    from .params import make_params
 
     p, _ = make_params(**_model_kwargs(a))   # validate before printing anything
+    if a.replications is not None:
+        return _run_replicated(a, p)
     if a.json:
         r = run(**_model_kwargs(a))
         print(json.dumps(r.to_dict(), indent=2, sort_keys=True))
@@ -102,6 +106,90 @@ def cmd_run(a) -> int:
     print("\nAnswers:" if a.quiz else "Results:")
     for k, v in rows:
         print(f"  {k:<{width}}  {v}")
+    return 0
+
+
+_METRIC_NAMES = {"throughput_gbps": ("throughput", "Gbit/s", 3), "rx_cycles_per_byte": ("guest CPU1 cycles per byte", "", 3),
+                 "recv_per_write": ("recv() calls per write", "", 3), "futile_wakeups": ("futile wake-ups", "", 0),
+                 "rtt_us": ("ping-pong RTT, mean", "us", 1), "rtt_p95_us": ("ping-pong RTT, p95", "us", 1)}
+
+
+def _fmt(metric: str, x: float) -> str:
+    return f"{x:.{_METRIC_NAMES[metric][2]}f}"
+
+
+def _run_replicated(a, p) -> int:
+    """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
+    from .replications import cpu_jobs, replicate
+
+    kwargs = _model_kwargs(a)
+    if a.quiz and not a.compute and not a.json:
+        from .replications import _check_replications
+
+        _check_replications(a.replications, 1, kwargs)
+        _echo_args(p.to_dict() | {"replications": a.replications})
+        print(f"The same run with seeds {p.seed} to {p.seed + a.replications - 1}."
+              "\n\nQuestions: how much does the throughput vary from seed to seed?"
+              "\nHow wide is the 95 % interval of its mean? Run again with -c to see.")
+        return 0
+    reps = replicate(a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    if a.json:
+        print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
+        return 0
+    _echo_args(p.to_dict() | {"replications": a.replications})
+    print(f"{a.replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
+          "95 % intervals of the mean (Student's t).")
+    rows = []
+    for m in reps.metrics:
+        e = reps.estimate(m)
+        name, unit, _ = _METRIC_NAMES[m]
+        rows.append((name, f"{_fmt(m, e.mean)} [{_fmt(m, e.ci_low)}, {_fmt(m, e.ci_high)}] {unit}".rstrip(),
+                     f"sd {100 * e.sd / e.mean:.1f} %" if e.mean else ""))
+    width = max(len(k) for k, _, _ in rows)
+    vwidth = max(len(v) for _, v, _ in rows)
+    print("\nAnswers:" if a.quiz else "\nResults:")
+    for k, v, sd in rows:
+        print(f"  {k:<{width}}  {v:<{vwidth}}  {sd}")
+    return 0
+
+
+def _echo_compare_args(va: str, vb: str, p, replications: int) -> None:
+    common = {k: v for k, v in p.to_dict().items() if k != "variant"}
+    _echo_args({"variants": f"{va} {vb}"} | common | {"replications": replications})
+
+
+def cmd_compare(a) -> int:
+    """Two variants with the same seeds: the paired change, as the seed series reports it."""
+    from .replications import _check_replications, compare, cpu_jobs, metrics_for
+
+    va, vb = a.variants
+    kwargs = _model_kwargs(a)
+    for v in (va, vb):
+        p, _ = make_params(variant=v, **kwargs)             # validate before printing anything
+        _check_replications(a.replications, 2, dict(kwargs, variant=v))
+    metric = metrics_for(p.workload)[0]
+    if a.quiz and not a.compute and not a.json:
+        _echo_compare_args(va, vb, p, a.replications)
+        print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs both variants: a pair.")
+        print(f"\nQuestions: which variant has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
+              "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
+              "\nRun again with -c to see.")
+        return 0
+    c = compare(va, vb, replications=a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    if a.json:
+        print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
+        return 0
+    _echo_compare_args(va, vb, p, a.replications)
+    name, unit, _ = _METRIC_NAMES[metric]
+    print(f"{name} ({unit}), one pair per seed:" if unit else f"{name}, one pair per seed:")
+    print(f"  {'seed':>6}  {va:>10}  {vb:>10}  {'change':>8}")
+    for s, x, y in zip(c.seeds, c.values_a, c.values_b):
+        print(f"  {s:>6}  {_fmt(metric, x):>10}  {_fmt(metric, y):>10}  {100 * (y / x - 1):+7.1f} %")
+    lo, hi = c.change_ci
+    ea, eb = c.runs_a.estimate(metric), c.runs_b.estimate(metric)
+    print(f"  {'mean':>6}  {_fmt(metric, ea.mean):>10}  {_fmt(metric, eb.mean):>10}  {c.change_pct:+7.1f} %")
+    print(f"\n{'Answer' if a.quiz else 'Change'}: {vb} vs {va}: {c.change_pct:+.1f} % "
+          f"[{lo:+.1f} %, {hi:+.1f} %] (95 % CI from the paired log ratios)")
     return 0
 
 
@@ -198,7 +286,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
     p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
+    p.add_argument("--replications", type=int, default=None,
+                   help="run with this many consecutive seeds (2 to 64) and print each "
+                        "metric's mean with its 95 %% interval")
+    p.add_argument("--jobs", type=int, default=None, help="with --replications: worker processes "
+                   "(default: all CPUs; the result does not depend on it)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="two variants with the same seeds: the change and its 95 %% CI")
+    p.add_argument("--variants", nargs=2, metavar=("A", "B"), default=["baseline", "p1-p5"],
+                   help=f"the two variants to compare (default: baseline p1-p5); one of: {', '.join(VARIANTS)}")
+    _add_model_args(p, variant=False)
+    p.add_argument("--replications", type=int, default=8, help="seeds, one pair each (2 to 64; default 8)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all CPUs)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
+    p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("starvation", help="seed 000's two-packet metadata-slot scenario")
     p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")

@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from . import seeddata
+from .confidence import paired_change_ci  # noqa: F401  (also part of this module's API)
 from .costs import Costs, default_costs
 from .params import make_params
 
@@ -185,22 +186,6 @@ def _accumulate(sums: dict, config: Config, out: dict) -> None:
     d = sums.setdefault(config, {})
     for k, v in out.items():
         d.setdefault(k, []).append(v)
-
-
-def paired_change_ci(a: list[float], b: list[float], level: float = 0.95) -> tuple[float, float]:
-    """CI of the change from a to b in %, from paired log ratios (as the seeds report gains).
-
-    The pairs are runs with the same seed; the interval is Student's t on the
-    mean of log(b/a), turned back into a percentage. With one pair, or pairs
-    that agree exactly, there is no spread to measure: the interval is the point.
-    """
-    d = [math.log(y / x) for x, y in zip(a, b)]
-    if len(d) < 2 or max(d) == min(d):
-        return (100 * math.expm1(d[0]),) * 2
-    from scipy.stats import ttest_1samp
-
-    ci = ttest_1samp(d, 0.0).confidence_interval(level)
-    return 100 * math.expm1(ci.low), 100 * math.expm1(ci.high)
 
 
 def _spearman(a, b) -> float:

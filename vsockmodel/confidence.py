@@ -1,0 +1,62 @@
+"""95 % confidence intervals, as the seed series computes them (Student's t).
+
+The model is stochastic: each seed is one sample, like one run on the test
+bed. ``mean_ci`` is the interval of a mean over independent replications;
+``paired_change_ci`` is the interval of a change between two states run with
+the same seeds (pairs), on log ratios, as the series reports its gains.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over n samples with its confidence interval and standard deviation."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    sd: float
+    n: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def mean_ci(xs, level: float = 0.95) -> Estimate:
+    """Student's t interval of the mean of ``xs`` (at least two samples).
+
+    Samples that agree exactly have no spread to measure: the interval is the point.
+    """
+    xs = [float(x) for x in xs]
+    if len(xs) < 2:
+        raise ValueError(f"mean_ci: needs at least 2 samples, got {len(xs)}")
+    mean = statistics.fmean(xs)
+    sd = statistics.stdev(xs)
+    if sd == 0:
+        return Estimate(mean, mean, mean, 0.0, len(xs))
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + level / 2, len(xs) - 1)) * sd / math.sqrt(len(xs))
+    return Estimate(mean, mean - half, mean + half, sd, len(xs))
+
+
+def paired_change_ci(a, b, level: float = 0.95) -> tuple[float, float]:
+    """CI of the change from a to b in %, from paired log ratios (as the seeds report gains).
+
+    The pairs are runs with the same seed; the interval is Student's t on the
+    mean of log(b/a), turned back into a percentage. With one pair, or pairs
+    that agree exactly, there is no spread to measure: the interval is the point.
+    """
+    d = [math.log(y / x) for x, y in zip(a, b)]
+    if len(d) < 2 or max(d) == min(d):
+        return (100 * math.expm1(d[0]),) * 2
+    from scipy.stats import ttest_1samp
+
+    ci = ttest_1samp(d, 0.0).confidence_interval(level)
+    return 100 * math.expm1(float(ci.low)), 100 * math.expm1(float(ci.high))
+
