@@ -92,7 +92,7 @@ def cmd_run(a) -> int:
     rows += [
         ("guest CPU1 cycles per byte", f"{r.rx_cycles_per_byte:.3f}"),
         ("writes / packets / recv() calls", f"{r.writes} / {r.packets} / {r.recv_calls}"),
-        ("recv() calls per write", f"{r.recv_calls / max(1, r.writes):.3f}"),
+        ("recv() calls per write", f"{r.recv_per_write:.3f}"),
         ("bytes sent / received / dropped", f"{r.bytes_sent} / {r.bytes_received} / {r.bytes_dropped}"),
         ("resets", f"{r.resets} {r.reset_reason}".strip()),
         ("wake-ups (futile)", f"{r.wakeups} ({r.futile_wakeups})"),

@@ -55,8 +55,6 @@ class Reader(Task):
         stats.window_t0 = self.t
         stats.window_bytes0 = stats.bytes_received
         stats.window_busy0 = self.worker.busy
-        stats.window_recv0 = stats.recv_calls
-        stats.window_writes0 = stats.writes
 
     def pingpong(self):
         """Receive each request in full, then send it back (a user-space echo)."""

@@ -50,6 +50,4 @@ class Stats:
     window_t0: float | None = None
     window_bytes0: int = 0
     window_busy0: float = 0.0
-    window_recv0: int = 0
-    window_writes0: int = 0
     end_t: float = 0.0
