@@ -159,7 +159,7 @@ def _echo_compare_args(va: str, vb: str, p, replications: int) -> None:
 
 
 def cmd_compare(a) -> int:
-    """Two variants with the same seeds: the paired change, as the seed series reports it."""
+    """Two variants with the same seeds: the paired change and its interval."""
     from .replications import _check_replications, compare, cpu_jobs, metrics_for
 
     va, vb = a.variants

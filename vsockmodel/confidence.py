@@ -1,9 +1,11 @@
-"""95 % confidence intervals, as the seed series computes them (Student's t).
+"""95 % confidence intervals, with Student's t.
 
 The model is stochastic: each seed is one sample, like one run on the test
 bed. ``mean_ci`` is the interval of a mean over independent replications;
 ``paired_change_ci`` is the interval of a change between two states run with
-the same seeds (pairs), on log ratios, as the series reports its gains.
+the same seeds (pairs), on log ratios. That is the method seed 002 describes
+for its gains, with Student's t in place of its normal approximation: with a
+handful of pairs the t interval is the honest, wider one.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def mean_ci(xs, level: float = 0.95) -> Estimate:
 
 
 def paired_change_ci(a, b, level: float = 0.95) -> tuple[float, float]:
-    """CI of the change from a to b in %, from paired log ratios (as the seeds report gains).
+    """CI of the change from a to b in %, from paired log ratios.
 
     The pairs are runs with the same seed; the interval is Student's t on the
     mean of log(b/a), turned back into a percentage. With one pair, or pairs

@@ -7,6 +7,8 @@ measurement next to a model prediction.
 
 from __future__ import annotations
 
+import bisect
+
 from functools import lru_cache
 
 from . import seeddata
@@ -76,6 +78,34 @@ def _seed_values(table: str, variant: str, metric: str) -> dict:
         return seeddata.values(table, variant, metric)
     except seeddata.SeedDataError:
         return {}
+
+
+def busiest_window(result, span_us: float, min_recvs: int = 2) -> float:
+    """Start (µs) of the ``span_us`` window with the most packets queued, among
+    the windows in which the reader returns from ``recv()`` at least ``min_recvs``
+    times, from a traced run.
+
+    A timeline of a window picked at random may show a pause: the baseline's
+    RX worker spends long stretches idle, waiting for vhost to refill the ring.
+    """
+    def times(actor, events):
+        return sorted(t / 1000 for t, a, e, _ in result.trace if a == actor and e in events)
+
+    queued, reads = times("worker", ("enqueue", "tail_copy")), times("reader", ("recv",))
+    best, best_n = queued[0], -1
+    for i, t in enumerate(queued):
+        n = bisect.bisect_right(queued, t + span_us) - i
+        if n > best_n and bisect.bisect_right(reads, t + span_us) - bisect.bisect_left(reads, t) >= min_recvs:
+            best, best_n = t, n
+    return best
+
+
+def idle_gaps(result, longer_than_us: float = 50.0) -> float:
+    """Share of a traced run spent in gaps between queued packets longer than ``longer_than_us``."""
+    times = sorted(t / 1000 for t, actor, event, _ in result.trace
+                   if actor == "worker" and event in ("enqueue", "tail_copy"))
+    gaps = sum(b - a for a, b in zip(times, times[1:]) if b - a > longer_than_us)
+    return gaps / result.sim_time_us
 
 
 def lock_timeline(ax, result, t0_us: float | None = None, span_us: float = 200.0):

@@ -8,8 +8,8 @@ to seed, but where the pipeline runs in long cycles (the patched kernel at
 - ``replicate`` runs a configuration with seeds ``seed``, ``seed + 1``, ...
   and gives each metric's mean with a Student-t 95 % interval.
 - ``compare`` runs two configurations with the same seeds (pairs, like the
-  series' AB/BA runs) and gives the change with its paired interval, computed
-  as the seed series computes its own (``vsockmodel.confidence``).
+  series' AB/BA runs) and gives the change with its interval from the paired
+  log ratios (``vsockmodel.confidence``).
 """
 
 from __future__ import annotations
