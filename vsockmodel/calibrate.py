@@ -18,7 +18,9 @@ inside a group:
 - ``lookup_lock``: what patches 1-3 amortise (socket lookup, lock_sock,
   release_sock);
 - ``notify``: what patches 4-5 coalesce (sk_write_space, sk_data_ready);
-- ``per_irq``: interrupt and work-item start;
+- ``per_irq``: the RX interrupt and the start of rx_work;
+- ``tx_done``: the TX interrupt and tx_work that free each guest TX buffer (a
+  credit update) vhost has used;
 - ``sched``: a wake-up sent (try_to_wake_up + IPI) and a sleep (two context
   switches), paid when the worker and the reader contend;
 - ``per_byte``: CPU1 time per payload byte.
@@ -56,6 +58,7 @@ GROUPS = {
     "lookup_lock": ("lookup_ns", "lock_ns", "unlock_ns"),
     "notify": ("write_space_ns", "data_ready_ns"),
     "per_irq": ("irq_ns", "worker_run_ns"),
+    "tx_done": ("tx_irq_ns", "tx_work_ns"),
     "sched": ("wakeup_ns", "sleep_ns"),
     "per_byte": ("rx_byte_ns",),
 }
@@ -79,6 +82,7 @@ def _counts(variant: str, ops: dict) -> dict[str, float]:
         "write_space_ns": holds if spec.coalesce_write_space else pkts,
         "data_ready_ns": pkts / 2 if spec.defer_data_ready else pkts,
         "irq_ns": ops["irqs"], "worker_run_ns": ops["irqs"],
+        "tx_irq_ns": ops["tx_irqs"], "tx_work_ns": ops["tx_done"],
         "rx_byte_ns": ops["payload_bytes"],
         # not fitted (priors), but part of the worker's busy time:
         "wakeup_ns": ops["wakes_sent"], "sleep_ns": ops["sleeps"],

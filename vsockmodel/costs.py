@@ -68,6 +68,14 @@ class Costs:
         "queued skb (virtio_transport_recv_enqueue, free_pkt) or merged by collapse: the 4 KiB "
         "head and the sk_buff, freed on the RX worker's CPU instead of by the reader")
 
+    tx_irq_ns: float = _cost(
+        1500, "fitted", "virtio_vsock_tx_done interrupt after vhost used guest TX buffers "
+        "(credit updates, replies): entry, queue_work, exit; pinned to CPU1 with the RX one")
+    tx_work_ns: float = _cost(
+        1100, "fitted", "virtio_transport_tx_work for one used TX buffer: kworker run, "
+        "virtqueue_get_buf, virtio_transport_consume_skb_sent -> consume_skb -> sock_wfree, "
+        "and the send_pkt_work pass it queues")
+
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(
         700, "fitted", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "

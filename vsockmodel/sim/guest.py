@@ -37,7 +37,8 @@ class RxBatch:
 
 
 class RxWorker(Task):
-    __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "signals", "held_pkts",
+    __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "rx_due", "signals", "tx_pending",
+                 "held_pkts",
                  "held_bytes", "check_headroom", "batch_pkts", "batch_bytes", "metadata_budget",
                  "buf_payload", "skb", "coalesce_write_space", "defer_data_ready", "batching",
                  "tail_copy_byte_ns", "tail_free_ns", "cost_lookup", "cost_locked", "cost_batch_first",
@@ -52,6 +53,8 @@ class RxWorker(Task):
         self.irq: Wakeup | None = None   # asleep, waiting for virtio_vsock_rx_done
         self.irq_at: float | None = None # an interrupt that came while the worker was busy
         self.signals: deque = deque()    # vhost signals seen while callbacks were off
+        self.rx_due = False              # woken by an RX interrupt: rx_work is queued
+        self.tx_pending: deque = deque() # TX interrupts: (time, guest buffers vhost has used)
         self.held_pkts = 0               # packets handled under the current lock_sock
         self.held_bytes = 0              # and their payload
         spec, c = sim.p.spec, sim.c
@@ -110,9 +113,24 @@ class RxWorker(Task):
         if self.irq is not None:
             # CPU1 is idle: the interrupt has to wake the halted vCPU first.
             ev, self.irq = self.irq, None
+            self.rx_due = True
             ev.fire(ts - self.env._now + self.sim.vcpu_wake(self, ts))
         else:
             self.irq_at = ts           # arrives while the worker is still busy
+
+    def tx_signal(self, ts: float, bufs: int) -> None:
+        """vhost_signal() on the TX queue at time ts, after vhost used ``bufs``
+        guest TX buffers (credit updates, replies): virtio_vsock_tx_done().
+
+        The seeds pin the device's interrupt to CPU1, so the TX interrupt lands
+        where the RX worker runs, and its work item (tx_work) goes on the same
+        per-CPU workqueue. vhost emits its signals in time order, so an idle
+        worker can be woken for this one without missing an earlier RX interrupt.
+        """
+        self.tx_pending.append((ts, bufs))
+        if self.irq is not None:
+            ev, self.irq = self.irq, None
+            ev.fire(ts - self.env._now + self.sim.vcpu_wake(self, ts))
 
     def enable_cb(self) -> bool:
         """virtqueue_enable_cb(): False if used buffers arrived meanwhile."""
@@ -128,25 +146,69 @@ class RxWorker(Task):
         return True
 
     def main(self):
+        """The kworker of CPU1's virtio_vsock workqueue: rx_work and tx_work, in order."""
         c, stats = self.c, self.sim.stats
+        tx = self.tx_pending
         while True:
-            if self.irq_at is None:
-                self.irq = Wakeup(self)
-                yield from self.sleep_on(self.irq)
-                stats.wakeups["worker"] += 1
-            else:
+            if self.irq_at is not None:
                 if self.irq_at > self.t:
                     # The interrupt comes after the worker went idle.
-                    self.slept_at = self.t
-                    self.idle_until(self.irq_at + self.sim.vcpu_wake(self, self.irq_at))
-                    self.busy += c.sleep_ns
-                    self.sleeps += 1
-                    stats.wakeups["worker"] += 1
+                    self.idle_to(self.irq_at)
                 self.irq_at = None
-            self.work(c.irq_ns)
-            if self.sim.trace is not None:
-                self.sim.log(self.t, "worker", "rx_work")
-            yield from self.rx_work()
+                self.rx_due = True
+            elif not self.rx_due:
+                if not tx:
+                    self.irq = Wakeup(self)
+                    yield from self.sleep_on(self.irq)
+                    stats.wakeups["worker"] += 1
+                elif tx[0][0] > self.t:
+                    self.idle_to(tx[0][0])          # only a TX interrupt ahead
+            if tx and tx[0][0] <= self.t:
+                yield from self.tx_work()
+            if self.rx_due:
+                self.rx_due = False
+                self.work(c.irq_ns)
+                if self.sim.trace is not None:
+                    self.sim.log(self.t, "worker", "rx_work")
+                yield from self.rx_work()
+
+    def idle_to(self, ts: float) -> None:
+        """Sleep until an interrupt at ts, known in advance, has woken the halted vCPU."""
+        self.slept_at = self.t
+        self.idle_until(ts + self.sim.vcpu_wake(self, ts))
+        self.busy += self.c.sleep_ns
+        self.sleeps += 1
+        self.sim.stats.wakeups["worker"] += 1
+
+    # ---- virtio_transport_tx_work() ----------------------------------------------
+    def tx_work(self):
+        """virtio_vsock_tx_done() and virtio_transport_tx_work(): free the guest's TX
+        buffers that vhost has used.
+
+        Costs: tx_irq_ns per interrupt, tx_work_ns per buffer (a worker run,
+        virtqueue_get_buf(), virtio_transport_consume_skb_sent(), and the
+        send_pkt_work pass it queues; nearly always one buffer per run).
+        An sk_buff is charged to the socket that sent it (skb_set_owner_w), so
+        freeing it ends in sock_wfree() -> sk_write_space(): a reader asleep in
+        recv() wakes up though no data came. A virtio_vsock_pkt was plain memory.
+        """
+        c, stats, tx = self.c, self.stats, self.tx_pending
+        t = self.env._now + self.acc
+        irqs = bufs = 0
+        while tx and tx[0][0] <= t:
+            bufs += tx.popleft()[1]
+            irqs += 1
+        self.work(irqs * c.tx_irq_ns + bufs * c.tx_work_ns)
+        stats.tx_irqs += irqs
+        stats.tx_done += bufs
+        stats.tx_work_runs += 1
+        if self.sim.trace is not None:
+            self.sim.log(self.t, "worker", "tx_work", bufs=bufs)
+        if self.skb:
+            ev = self.sync()
+            if ev is not None:
+                yield ev
+            self.sk.write_space(self)
 
     # ---- virtio_transport_rx_work() --------------------------------------------
     # The per-packet functions below return None when they finished without
@@ -339,6 +401,8 @@ class RxWorker(Task):
         # for every packet, unless patch 4 defers it to the end of the batch.
         if batch is not None and self.coalesce_write_space:
             batch.write_space_pending = True
+        elif sk.sleeper is not None:
+            sk.write_space(self)                            # wakes a reader asleep in recv()
         if pkt.op != OP_RW:
             # virtio_transport_recv_connected(), OP_SHUTDOWN: record the peer's
             # shutdown and sk->sk_state_change(): wake the reader.
@@ -362,7 +426,8 @@ class RxWorker(Task):
         sk = batch.sk
         if sk is None:
             return
-        self.work(self.cost_finish_ws if batch.write_space_pending else self.cost_finish)
+        write_space = batch.write_space_pending
+        self.work(self.cost_finish_ws if write_space else self.cost_finish)
         data_ready = batch.data_ready_pending
         batch.sk = None
         batch.pkts = batch.bytes = 0
@@ -370,6 +435,8 @@ class RxWorker(Task):
         ev = self.sync()
         if ev is not None:
             yield ev
+        if write_space:
+            sk.write_space(self)                            # patch 4: before release_sock
         self.release(sk)
         if data_ready:
             sk.sk_data_ready(self)                          # after release_sock (patch 5)

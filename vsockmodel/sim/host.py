@@ -255,6 +255,7 @@ class Vhost(Task):
     def handle_tx(self) -> None:
         """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
         tx, env, sender = self.tx_queue, self.env, self.sender
+        used = 0
         while tx and tx[0][0] <= env._now + self.acc:
             _, fwd_cnt, buf_alloc, nbytes = tx.popleft()
             self.work(self.c.vhost_tx_pkt_ns)
@@ -264,6 +265,10 @@ class Vhost(Task):
                 sender.replies.append((t, nbytes))
             self.stats.guest_tx_pkts += 1
             sender.notify(t)
+            used += 1
+        if used:
+            # vhost_add_used() per buffer (in vhost_tx_pkt_ns), one vhost_signal()
+            self.worker.tx_signal(env._now + self.acc, used)
 
     def main(self):
         vq, c, env = self.vq, self.c, self.env

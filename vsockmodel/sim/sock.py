@@ -95,7 +95,7 @@ class GuestSock:
         """__lock_sock(): sleep exclusively on sk_lock.wq until not owned."""
         stats = self.sim.stats
         if woken_for_data:
-            # Woken by sk_data_ready only to find the lock taken.
+            # Woken for data (sk_write_space or sk_data_ready) only to find the lock taken.
             stats.futile_wakeups[task.name] += 1
         env = task.env
         t0 = env._now + task.acc                            # task.t
@@ -149,11 +149,12 @@ class GuestSock:
         task.wakes_sent += 1
 
     # ---- sk_data_ready ---------------------------------------------------------
-    def sk_data_ready(self, task: Task) -> None:
+    def sk_data_ready(self, task: Task, via: str = "sk_data_ready") -> None:
         """sock_def_readable(): wake the reader if it sleeps waiting for data.
 
         The call itself is part of the caller's step cost; waking a sleeper
-        costs the waker an extra try_to_wake_up.
+        costs the waker an extra try_to_wake_up. ``via`` names the callback, for
+        the trace.
         """
         ev = self.sleeper
         if ev is None:
@@ -162,7 +163,19 @@ class GuestSock:
         self._pay_wakeup(task)
         ev.fire(task.acc + self.sim.vcpu_wake(self.reader, task.env._now + task.acc))
         if self.sim.trace is not None:
-            self.sim.log(task.t, task.name, "wake_reader")
+            self.sim.log(task.t, task.name, "wake_reader", via=via)
+
+    def write_space(self, task: Task) -> None:
+        """sock_def_write_space(): wake what sleeps on sk_sleep(sk), the socket being writeable.
+
+        The guest socket sends only credit updates, so it is always writeable,
+        and a reader blocked in recv() sleeps on that same wait queue
+        (prepare_to_wait() in vsock_connectible_wait_data(): an autoremove entry,
+        which ignores the EPOLLOUT key). So a write-space callback wakes the
+        reader exactly as sk_data_ready does, whether data came or not.
+        """
+        if self.sleeper is not None:
+            self.sk_data_ready(task, via="sk_write_space")
 
     def vsock_data_ready(self, task: Task) -> None:
         """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT.

@@ -26,6 +26,9 @@ class Stats:
     resets: int = 0
     reset_reason: str = ""
     irqs: int = 0                # guest RX interrupts delivered
+    tx_irqs: int = 0             # guest TX interrupts (vhost used credit updates, replies)
+    tx_done: int = 0             # guest TX buffers freed by tx_work
+    tx_work_runs: int = 0        # runs of virtio_transport_tx_work
     vhost_runs: int = 0
     vhost_signals: int = 0
     used_publishes: int = 0      # used->idx updates (vhost_add_used / _n calls)
