@@ -199,3 +199,12 @@ def test_sk_write_space_wakes_the_reader_before_sk_data_ready_can(variant):
     r = vm.run(variant=variant, payload=64, trace=True)
     via = [info.get("via") for _, _, event, info in r.trace if event == "wake_reader"]
     assert via and set(via) == {"sk_write_space"}
+
+
+def test_collapse_fills_each_new_skb_to_capacity():
+    # virtio_transport_collapse_rx_queue() frees room for this packet and the next,
+    # but fills every new skb it starts: one call merges many small skbs.
+    r = vm.run(variant="baseline", payload=256, buffer="4K")
+    c = r.counters
+    assert c["collapses"] > 0 and c["collapsed_skbs"] > 4 * c["collapses"]
+    assert c["max_qlen"] <= kernel.queue_max(4096) and r.resets == 0

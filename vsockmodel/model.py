@@ -92,14 +92,14 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
     worker_ops = {"packets": st.packets, "payload_bytes": st.payload_bytes,
                   "lock_holds": len(st.batch_pkts), "irqs": st.irqs, "refill_bufs": st.refill_bufs,
                   "tx_irqs": st.tx_irqs, "tx_work_runs": st.tx_work_runs, "tx_done": st.tx_done,
-                  "kicks": st.kicks, "tail_frees": st.tail_copies + st.collapsed_skbs,
+                  "kicks": st.kicks, "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
                   "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
                   "busy_ns": worker.busy}
     counters = {
         name: getattr(st, name) for name in (
             "irqs", "tx_irqs", "vhost_runs", "vhost_signals", "used_publishes", "refills", "kicks",
             "credit_updates", "guest_tx_pkts", "sender_blocked", "skbs_queued", "tail_copies", "collapses",
-            "max_qlen", "max_buf_used", "min_host_credit", "bytes_enqueued", "bytes_read")
+            "collapsed_skbs", "max_qlen", "max_buf_used", "min_host_credit", "bytes_enqueued", "bytes_read")
     }
     return Result(
         params=p.to_dict(),

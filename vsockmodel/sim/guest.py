@@ -23,6 +23,26 @@ GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
 OP_RW = kernel.VIRTIO_VSOCK_OP_RW
 
 
+def _can_collapse(skb: "Skb") -> bool:
+    """virtio_transport_can_collapse(): not partly read, not already large
+    (STREAM packets carry no SEQ_EOM)."""
+    return skb.off == 0 and skb.len < MAX_COLLAPSE_LEN
+
+
+def _collapse_size(items: list, i: int) -> int:
+    """virtio_transport_collapse_size(): bytes of the run of collapsible skbs
+    from items[i] on that fit one new skb."""
+    target = items[i].len - items[i].off
+    for skb in items[i + 1:]:
+        if not _can_collapse(skb):
+            break
+        n = skb.len - skb.off
+        if n > MAX_COLLAPSE_LEN - target:
+            break
+        target += n
+    return target
+
+
 class RxBatch:
     """struct virtio_transport_rx_batch (seed series, patches 2-5)."""
 
@@ -492,28 +512,60 @@ class RxWorker(Task):
         return True
 
     def collapse_rx_queue(self, min_to_free: int) -> None:
-        """virtio_transport_collapse_rx_queue(): merge runs of small skbs (best effort).
+        """virtio_transport_collapse_rx_queue(): copy runs of queued skbs into fewer,
+        right-sized linear skbs (best effort).
 
-        Skbs already partly read and skbs of MAX_COLLAPSE_LEN or more are left
-        alone. A queue of one skb cannot shrink.
+        As in the kernel: skbs already partly read, or of MAX_COLLAPSE_LEN or more,
+        are kept; each new skb is sized by virtio_transport_collapse_size() to
+        hold a whole run (up to MAX_COLLAPSE_LEN) and filled to capacity; no new
+        one is started once ``min_to_free`` skbs are saved. A queue of one skb
+        cannot shrink: it has nothing to merge with.
         """
         q = self.sk.rx_queue
-        self.sim.stats.collapses += 1
-        merged: deque[Skb] = deque()
+        stats, c = self.sim.stats, self.c
+        stats.collapses += 1
+        items = list(q)
+        merged: list[Skb] = []
+        new_skb: Skb | None = None
         saved = 0
-        for skb in q:
-            prev = merged[-1] if merged else None
-            if (saved < min_to_free and prev is not None and prev.off == 0 and skb.off == 0
-                    and prev.len + skb.len < MAX_COLLAPSE_LEN):
-                prev.len += skb.len
-                prev.room = 0
-                self.work(skb.len * self.c.tail_copy_byte_ns + self.c.tail_free_ns)   # + kfree_skb
-                self.sim.stats.collapsed_skbs += 1
-                saved += 1
-            else:
+        i = 0
+        while i < len(items):
+            skb = items[i]
+            src_len = skb.len - skb.off
+            if not _can_collapse(skb):
+                if new_skb is not None:                 # finalize, keep the order
+                    merged.append(new_skb)
+                    new_skb = None
+                    saved -= 1
                 merged.append(skb)
+                i += 1
+                continue
+            if new_skb is not None and src_len > new_skb.room:
+                merged.append(new_skb)
+                new_skb = None
+                saved -= 1
+            if new_skb is None:
+                if saved >= min_to_free:
+                    break                               # the rest stays as it is
+                alloc = _collapse_size(items, i)
+                if alloc <= src_len:                    # nothing to merge with
+                    merged.append(skb)
+                    i += 1
+                    continue
+                new_skb = Skb(0, alloc)                 # virtio_vsock_alloc_linear_skb()
+                self.work(c.tail_free_ns)               # an allocation, about a kfree_skb
+                stats.collapse_allocs += 1
+            new_skb.len += src_len                      # skb_copy_bits()
+            new_skb.room -= src_len
+            self.work(src_len * c.tail_copy_byte_ns + c.tail_free_ns)   # + consume_skb()
+            stats.collapsed_skbs += 1
+            saved += 1
+            i += 1
+        if new_skb is not None:
+            merged.append(new_skb)
         q.clear()
         q.extend(merged)
+        q.extend(items[i:])                             # skb_queue_splice() at the head
 
     def reset(self, pkt: Packet) -> None:
         """recv_connected() after inc_rx_pkt fails: ENOBUFS reset (a4f0b001782b)."""

@@ -21,7 +21,8 @@ class Stats:
     skbs_queued: int = 0         # packets that became their own rx_queue entry
     tail_copies: int = 0         # packets copied into the last skb (GOOD_COPY_LEN)
     collapses: int = 0           # virtio_transport_collapse_rx_queue calls
-    collapsed_skbs: int = 0      # skbs merged into their predecessor (and freed) by collapse
+    collapsed_skbs: int = 0      # skbs copied into a collapsed skb (and freed) by collapse
+    collapse_allocs: int = 0     # collapsed skbs allocated by collapse
     recv_calls: int = 0
     resets: int = 0
     reset_reason: str = ""
