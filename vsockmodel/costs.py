@@ -72,9 +72,9 @@ class Costs:
         1500, "fitted", "virtio_vsock_tx_done interrupt after vhost used guest TX buffers "
         "(credit updates, replies): entry, queue_work, exit; pinned to CPU1 with the RX one")
     tx_work_ns: float = _cost(
-        1100, "fitted", "virtio_transport_tx_work for one used TX buffer: kworker run, "
-        "virtqueue_get_buf, virtio_transport_consume_skb_sent -> consume_skb -> sock_wfree, "
-        "and the send_pkt_work pass it queues")
+        1100, "fitted", "virtio_transport_tx_work per used TX buffer: virtqueue_get_buf, "
+        "virtio_transport_consume_skb_sent -> consume_skb -> sock_wfree, and a share of the "
+        "kworker run and of the send_pkt_work pass it queues")
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(

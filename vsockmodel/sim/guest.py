@@ -205,9 +205,10 @@ class RxWorker(Task):
         """virtio_vsock_tx_done() and virtio_transport_tx_work(): free the guest's TX
         buffers that vhost has used.
 
-        Costs: tx_irq_ns per interrupt, tx_work_ns per buffer (a worker run,
-        virtqueue_get_buf(), virtio_transport_consume_skb_sent(), and the
-        send_pkt_work pass it queues; nearly always one buffer per run).
+        It runs once for all the buffers freed since its last run (they pile
+        up while rx_work runs). Costs: tx_irq_ns per interrupt, tx_work_ns per
+        buffer (virtqueue_get_buf(), virtio_transport_consume_skb_sent(), and a
+        share of the worker run and of the send_pkt_work pass it queues).
         An sk_buff is charged to the socket that sent it (skb_set_owner_w), so
         freeing it ends in sock_wfree() -> sk_write_space(): a reader asleep in
         recv() wakes up though no data came. A virtio_vsock_pkt was plain memory.
