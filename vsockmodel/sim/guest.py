@@ -229,7 +229,7 @@ class RxWorker(Task):
             ev = self.sync()
             if ev is not None:
                 yield ev
-            self.sk.write_space(self)
+            self.sk.write_space(self, via="sock_wfree")
 
     # ---- virtio_transport_rx_work() --------------------------------------------
     # The per-packet functions below return None when they finished without

@@ -165,17 +165,19 @@ class GuestSock:
         if self.sim.trace is not None:
             self.sim.log(task.t, task.name, "wake_reader", via=via)
 
-    def write_space(self, task: Task) -> None:
+    def write_space(self, task: Task, via: str = "sk_write_space") -> None:
         """sock_def_write_space(): wake what sleeps on sk_sleep(sk), the socket being writeable.
 
         The guest socket sends only credit updates, so it is always writeable,
         and a reader blocked in recv() sleeps on that same wait queue
         (prepare_to_wait() in vsock_connectible_wait_data(): an autoremove entry,
         which ignores the EPOLLOUT key). So a write-space callback wakes the
-        reader exactly as sk_data_ready does, whether data came or not.
+        reader exactly as sk_data_ready does, whether data came or not. (A
+        reader waiting in poll() for POLLIN would filter the key and sleep on.)
+        ``via`` names the caller, for the trace.
         """
         if self.sleeper is not None:
-            self.sk_data_ready(task, via="sk_write_space")
+            self.sk_data_ready(task, via=via)
 
     def vsock_data_ready(self, task: Task) -> None:
         """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT.
