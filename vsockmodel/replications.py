@@ -3,7 +3,7 @@
 The model is stochastic: one seed is one sample, as one run is one sample on
 a test bed. At most grid points a default run varies by about 1 % from seed
 to seed, but where the pipeline runs in long cycles (the patched kernel at
-4 KiB, for one) the spread is two or three times larger, and one run can mislead.
+4 KiB, for one) the spread is several times larger, and one run can mislead.
 
 - ``replicate`` runs a configuration with seeds ``seed``, ``seed + 1``, ...
   and gives each metric's mean with a Student-t 95 % interval.

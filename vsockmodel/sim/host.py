@@ -324,14 +324,17 @@ class Vhost(Task):
             if not q:
                 if self.behind():                       # the sender may be behind us
                     return self._do_send_pkt_after_sync(pkts, total_len)
+                vq.vhost_notify = True                  # vhost_enable_notify(): queue empty
                 break
             t_queued, skb = q[0]
             if t_queued > env._now + self.acc:
-                break                                   # queue empty at our time: run ends
+                vq.vhost_notify = True                  # queue empty at our time: run ends
+                break
             if not vq.avail:
                 if self.behind():                       # a refill may be behind us
                     return self._do_send_pkt_after_sync(pkts, total_len)
-                break                                   # no guest buffer: wait for a kick
+                vq.vhost_notify = True                  # no guest buffer: wait for a kick
+                break
             vq.avail -= 1                               # vhost_get_vq_desc()
             payload_len = skb.len - skb.offset          # the split
             if payload_len > buf_payload:
