@@ -126,7 +126,8 @@ def test_cli_compare_prints_pairs_and_hides_the_answer_in_quiz_mode():
     args = ("compare", "--variants", "baseline", "p1-p3", "--payload", "1K", "--transfer", "400K",
             "--replications", "3")
     quiz = cli(*args, "--quiz")
-    assert "ARG variants baseline p1-p3" in quiz.stdout and "%" not in quiz.stdout.split("Questions")[0]
+    assert "ARG A baseline" in quiz.stdout and "ARG B p1-p3" in quiz.stdout
+    assert "%" not in quiz.stdout.split("Questions")[0]
     assert "Change" not in quiz.stdout and "Answer" not in quiz.stdout
     out = cli(*args)
     assert out.returncode == 0, out.stderr
@@ -135,7 +136,19 @@ def test_cli_compare_prints_pairs_and_hides_the_answer_in_quiz_mode():
     assert "Answer: p1-p3 vs baseline" in cli(*args, "--quiz", "-c").stdout
 
 
+def test_cli_compare_sets_a_parameter_on_one_side_only():
+    out = cli("compare", "--variants", "p1-p3", "p1-p3", "--payload", "1K", "--transfer", "400K",
+              "--replications", "2", "--a-set", "batch_pkts=1", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["a"] == "variant=p1-p3, batch_pkts=1" and d["b"] == "p1-p3"
+    assert d["params_a"]["batch_pkts"] == 1 and d["params_b"]["batch_pkts"] == 64
+    assert d["change_ci_low"] > 0          # a batch of one packet is the slower side
+
+
 @pytest.mark.parametrize("args", [
+    ["compare", "--b-set", "bogus=1"], ["compare", "--b-set", "batch_pkts=0"],
+    ["compare", "--a-set", "headroom_check=maybe"], ["compare", "--b-set", "batch_pkts"],
     ["compare", "--replications", "1"], ["compare", "--variants", "baseline", "nope"],
     ["compare", "--variants", "baseline"], ["run", "--replications", "0"],
     ["run", "--replications", "64", "--transfer", "1G"],

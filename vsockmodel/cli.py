@@ -153,42 +153,83 @@ def _run_replicated(a, p) -> int:
     return 0
 
 
-def _echo_compare_args(va: str, vb: str, p, replications: int) -> None:
+# Parameters ``compare --a-set/--b-set NAME=VALUE`` may set on one side, and their types.
+_SETTABLE = {"variant": str, "payload": str, "recv_size": str, "buffer": str, "transfer": str,
+             "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": int,
+             "requests": int, "headroom_check": bool, "vhost_used_batch": bool}
+
+
+def _parse_sets(items, flag: str) -> dict:
+    """``NAME=VALUE`` settings of one side of a comparison (sizes stay strings: '4K')."""
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in _SETTABLE:
+            raise ValueError(f"{flag}: expected NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(_SETTABLE))}; got {item!r}")
+        kind, value = _SETTABLE[name], value.strip()
+        if kind is bool:
+            if value.lower() not in ("true", "false", "on", "off", "yes", "no", "1", "0"):
+                raise ValueError(f"{flag}: {name} takes true or false; got {value!r}")
+            out[name] = value.lower() in ("true", "on", "yes", "1")
+        elif kind is int:
+            try:
+                out[name] = int(value)
+            except ValueError:
+                raise ValueError(f"{flag}: {name} takes an integer; got {value!r}") from None
+        else:
+            out[name] = value
+    return out
+
+
+def _side_label(side: dict) -> str:
+    return side["variant"] if len(side) == 1 else ", ".join(f"{k}={v}" for k, v in side.items())
+
+
+def _echo_compare_args(side_a: dict, side_b: dict, p, replications: int) -> None:
     common = {k: v for k, v in p.to_dict().items() if k != "variant"}
-    _echo_args({"variants": f"{va} {vb}"} | common | {"replications": replications})
+    _echo_args({"A": _side_label(side_a), "B": _side_label(side_b)} | common
+               | {"replications": replications})
 
 
 def cmd_compare(a) -> int:
-    """Two variants with the same seeds: the paired change and its interval."""
+    """Two settings with the same seeds: the paired change and its interval."""
     from .replications import _check_replications, compare, cpu_jobs, metrics_for
 
-    va, vb = a.variants
     kwargs = _model_kwargs(a)
-    for v in (va, vb):
-        p, _ = make_params(variant=v, **kwargs)             # validate before printing anything
-        _check_replications(a.replications, 2, dict(kwargs, variant=v))
+    side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
+    side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
+    for side in (side_a, side_b):                               # validate before printing anything
+        make_params(**(kwargs | side))
+        _check_replications(a.replications, 2, kwargs | side)
+    p, _ = make_params(**(kwargs | {"variant": side_a["variant"]}))   # the settings both share
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute and not a.json:
-        _echo_compare_args(va, vb, p, a.replications)
-        print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs both variants: a pair.")
-        print(f"\nQuestions: which variant has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
+        _echo_compare_args(side_a, side_b, p, a.replications)
+        print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs A and B: a pair.")
+        print(f"\nQuestions: which of A and B has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
               "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
               "\nRun again with -c to see.")
         return 0
-    c = compare(va, vb, replications=a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    spec = {id(s): (s["variant"] if len(s) == 1 else s) for s in (side_a, side_b)}
+    c = compare(spec[id(side_a)], spec[id(side_b)], replications=a.replications,
+                jobs=a.jobs or cpu_jobs(), **kwargs)
     if a.json:
         print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_compare_args(va, vb, p, a.replications)
+    _echo_compare_args(side_a, side_b, p, a.replications)
+    la, lb = _side_label(side_a), _side_label(side_b)
+    ca, cb = (la, lb) if max(len(la), len(lb)) <= 10 else ("A", "B")
     name, unit, _ = _METRIC_NAMES[metric]
     print(f"{name} ({unit}), one pair per seed:" if unit else f"{name}, one pair per seed:")
-    print(f"  {'seed':>6}  {va:>10}  {vb:>10}  {'change':>8}")
+    print(f"  {'seed':>6}  {ca:>10}  {cb:>10}  {'change':>8}")
     for s, x, y in zip(c.seeds, c.values_a, c.values_b):
         print(f"  {s:>6}  {_fmt(metric, x):>10}  {_fmt(metric, y):>10}  {100 * (y / x - 1):+7.1f} %")
     lo, hi = c.change_ci
     ea, eb = c.runs_a.estimate(metric), c.runs_b.estimate(metric)
     print(f"  {'mean':>6}  {_fmt(metric, ea.mean):>10}  {_fmt(metric, eb.mean):>10}  {c.change_pct:+7.1f} %")
-    print(f"\n{'Answer' if a.quiz else 'Change'}: {vb} vs {va}: {c.change_pct:+.1f} % "
+    print(f"\n{'Answer' if a.quiz else 'Change'}: {lb} vs {la}: {c.change_pct:+.1f} % "
           f"[{lo:+.1f} %, {hi:+.1f} %] (95 % CI from the paired log ratios)")
     return 0
 
@@ -293,10 +334,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: all CPUs; the result does not depend on it)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("compare", help="two variants with the same seeds: the change and its 95 %% CI")
+    p = sub.add_parser("compare", help="two variants or settings with the same seeds: the change "
+                       "and its 95 %% CI")
     p.add_argument("--variants", nargs=2, metavar=("A", "B"), default=["baseline", "p1-p5"],
                    help=f"the two variants to compare (default: baseline p1-p5); one of: {', '.join(VARIANTS)}")
     _add_model_args(p, variant=False)
+    p.add_argument("--a-set", action="append", metavar="NAME=VALUE",
+                   help="a parameter only side A has, e.g. batch_pkts=1 (repeatable)")
+    p.add_argument("--b-set", action="append", metavar="NAME=VALUE",
+                   help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable)")
     p.add_argument("--replications", type=int, default=8, help="seeds, one pair each (2 to 64; default 8)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all CPUs)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
