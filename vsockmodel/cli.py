@@ -109,9 +109,15 @@ def cmd_run(a) -> int:
     return 0
 
 
-_METRIC_NAMES = {"throughput_gbps": ("throughput", "Gbit/s", 3), "rx_cycles_per_byte": ("guest CPU1 cycles per byte", "", 3),
-                 "recv_per_write": ("recv() calls per write", "", 3), "futile_wakeups": ("futile wake-ups", "", 0),
-                 "rtt_us": ("ping-pong RTT, mean", "us", 1), "rtt_p95_us": ("ping-pong RTT, p95", "us", 1)}
+# metric -> (name, unit, decimals) in the tables of run --replications and compare
+_METRIC_NAMES = {
+    "throughput_gbps": ("throughput", "Gbit/s", 3),
+    "rx_cycles_per_byte": ("guest CPU1 cycles per byte", "", 3),
+    "recv_per_write": ("recv() calls per write", "", 3),
+    "futile_wakeups": ("futile wake-ups", "", 0),
+    "rtt_us": ("ping-pong RTT, mean", "us", 1),
+    "rtt_p95_us": ("ping-pong RTT, p95", "us", 1),
+}
 
 
 def _fmt(metric: str, x: float) -> str:
@@ -120,13 +126,11 @@ def _fmt(metric: str, x: float) -> str:
 
 def _run_replicated(a, p) -> int:
     """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
-    from .replications import cpu_jobs, replicate
+    from .replications import check_replications, cpu_jobs, replicate
 
     kwargs = _model_kwargs(a)
     if a.quiz and not a.compute and not a.json:
-        from .replications import _check_replications
-
-        _check_replications(a.replications, 1, kwargs)
+        check_replications(a.replications, 1, kwargs)
         _echo_args(p.to_dict() | {"replications": a.replications})
         print(f"The same run with seeds {p.seed} to {p.seed + a.replications - 1}."
               "\n\nQuestions: how much does the throughput vary from seed to seed?"
@@ -183,26 +187,23 @@ def _parse_sets(items, flag: str) -> dict:
     return out
 
 
-def _side_label(side: dict) -> str:
-    return side["variant"] if len(side) == 1 else ", ".join(f"{k}={v}" for k, v in side.items())
-
-
 def _echo_compare_args(side_a: dict, side_b: dict, p, replications: int) -> None:
+    from .replications import side_label
+
     common = {k: v for k, v in p.to_dict().items() if k != "variant"}
-    _echo_args({"A": _side_label(side_a), "B": _side_label(side_b)} | common
+    _echo_args({"A": side_label(side_a), "B": side_label(side_b)} | common
                | {"replications": replications})
 
 
 def cmd_compare(a) -> int:
     """Two settings with the same seeds: the paired change and its interval."""
-    from .replications import _check_replications, compare, cpu_jobs, metrics_for
+    from .replications import check_replications, compare, cpu_jobs, metrics_for
 
     kwargs = _model_kwargs(a)
     side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
     side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
     for side in (side_a, side_b):                               # validate before printing anything
-        make_params(**(kwargs | side))
-        _check_replications(a.replications, 2, kwargs | side)
+        check_replications(a.replications, 2, kwargs | side)
     p, _ = make_params(**(kwargs | {"variant": side_a["variant"]}))   # the settings both share
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute and not a.json:
@@ -212,14 +213,12 @@ def cmd_compare(a) -> int:
               "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
               "\nRun again with -c to see.")
         return 0
-    spec = {id(s): (s["variant"] if len(s) == 1 else s) for s in (side_a, side_b)}
-    c = compare(spec[id(side_a)], spec[id(side_b)], replications=a.replications,
-                jobs=a.jobs or cpu_jobs(), **kwargs)
+    c = compare(side_a, side_b, replications=a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
     if a.json:
         print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
         return 0
     _echo_compare_args(side_a, side_b, p, a.replications)
-    la, lb = _side_label(side_a), _side_label(side_b)
+    la, lb = c.a, c.b
     ca, cb = (la, lb) if max(len(la), len(lb)) <= 10 else ("A", "B")
     name, unit, _ = _METRIC_NAMES[metric]
     print(f"{name} ({unit}), one pair per seed:" if unit else f"{name}, one pair per seed:")

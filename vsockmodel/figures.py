@@ -8,7 +8,6 @@ measurement next to a model prediction.
 from __future__ import annotations
 
 import bisect
-
 from functools import lru_cache
 
 from . import seeddata
@@ -80,6 +79,11 @@ def _seed_values(table: str, variant: str, metric: str) -> dict:
         return {}
 
 
+def _event_times(result, actor: str, events: tuple) -> list[float]:
+    """Sorted times (µs) of an actor's trace events of the given kinds."""
+    return sorted(t / 1000 for t, a, e, _ in result.trace if a == actor and e in events)
+
+
 def busiest_window(result, span_us: float, min_recvs: int = 2) -> float:
     """Start (µs) of the ``span_us`` window with the most packets queued, among
     the windows in which the reader returns from ``recv()`` at least ``min_recvs``
@@ -88,10 +92,8 @@ def busiest_window(result, span_us: float, min_recvs: int = 2) -> float:
     A timeline of a window picked at random may show a pause: the baseline's
     RX worker spends long stretches idle, waiting for vhost to refill the ring.
     """
-    def times(actor, events):
-        return sorted(t / 1000 for t, a, e, _ in result.trace if a == actor and e in events)
-
-    queued, reads = times("worker", ("enqueue", "tail_copy")), times("reader", ("recv",))
+    queued = _event_times(result, "worker", ("enqueue", "tail_copy"))
+    reads = _event_times(result, "reader", ("recv",))
     best, best_n = queued[0], -1
     for i, t in enumerate(queued):
         n = bisect.bisect_right(queued, t + span_us) - i
@@ -102,8 +104,7 @@ def busiest_window(result, span_us: float, min_recvs: int = 2) -> float:
 
 def idle_gaps(result, longer_than_us: float = 50.0) -> float:
     """Share of a traced run spent in gaps between queued packets longer than ``longer_than_us``."""
-    times = sorted(t / 1000 for t, actor, event, _ in result.trace
-                   if actor == "worker" and event in ("enqueue", "tail_copy"))
+    times = _event_times(result, "worker", ("enqueue", "tail_copy"))
     gaps = sum(b - a for a, b in zip(times, times[1:]) if b - a > longer_than_us)
     return gaps / result.sim_time_us
 

@@ -33,10 +33,10 @@ def metrics_for(workload: str) -> tuple[str, ...]:
     return PINGPONG_METRICS if workload == "pingpong" else STREAM_METRICS
 
 
-def _check_replications(replications, runs_per_seed: int, kwargs: dict) -> list[dict]:
+def check_replications(replications, runs_per_seed: int, kwargs: dict):
     """Validate every run's parameters and the total work before running any.
 
-    Returns the keyword arguments of each run, seed by seed.
+    Returns the first run's Params and the keyword arguments of each run, seed by seed.
     """
     _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
     p, _ = make_params(**kwargs)
@@ -53,7 +53,7 @@ def _check_replications(replications, runs_per_seed: int, kwargs: dict) -> list[
     out = [dict(kwargs, seed=s) for s in seeds]
     for kw in out[1:]:
         make_params(**kw)                                   # the last seed must be valid too
-    return out
+    return p, out
 
 
 def _run_one(kwargs: dict) -> Result:
@@ -104,18 +104,25 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
     Raises ValueError, before running anything, on a bad parameter or when the
     runs together would exceed one run's packet limit.
     """
-    configs = _check_replications(replications, 1, kwargs)
+    _, configs = check_replications(replications, 1, kwargs)
     results = _run_all(configs, jobs)
     return Replications(params=results[0].params, seeds=[kw["seed"] for kw in configs],
                         results=results)
 
 
+def side_label(side: dict) -> str:
+    """How a side of a comparison is named: its variant, or "name=value, ..."."""
+    if list(side) == ["variant"]:
+        return side["variant"]
+    return ", ".join(f"{k}={v}" for k, v in side.items())
+
+
 def _side(spec, name: str) -> tuple[str, dict]:
     """A side of a comparison: a variant name, or a dict of parameter overrides."""
     if isinstance(spec, str):
-        return spec, {"variant": spec}
+        spec = {"variant": spec}
     if isinstance(spec, dict) and spec:
-        return ", ".join(f"{k}={v}" for k, v in spec.items()), dict(spec)
+        return side_label(spec), dict(spec)
     raise ValueError(f"{name}: expected a variant name or a dict of parameters, got {spec!r}")
 
 
@@ -170,10 +177,10 @@ def compare(a="baseline", b="p1-p5", replications: int = DEFAULT_REPLICATIONS, m
     """
     label_a, over_a = _side(a, "a")
     label_b, over_b = _side(b, "b")
-    conf_a = _check_replications(replications, 2, {**common, **over_a})
-    conf_b = _check_replications(replications, 2, {**common, **over_b})
-    workload = make_params(**conf_a[0])[0].workload
-    if make_params(**conf_b[0])[0].workload != workload:
+    pa, conf_a = check_replications(replications, 2, {**common, **over_a})
+    pb, conf_b = check_replications(replications, 2, {**common, **over_b})
+    workload = pa.workload
+    if pb.workload != workload:
         raise ValueError("workload: a and b must run the same workload")
     allowed = metrics_for(workload)
     metric = metric or allowed[0]

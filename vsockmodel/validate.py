@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from . import seeddata
-from .confidence import paired_change_ci  # noqa: F401  (also part of this module's API)
+from .confidence import paired_change_ci
 from .costs import Costs, default_costs
 from .params import make_params
 
