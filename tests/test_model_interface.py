@@ -65,7 +65,20 @@ def test_pre_skb_has_no_metadata_budget():
     ({"rcvlowat": 1 << 20}, "rcvlowat", "buffer"),
     ({"seed": -1}, "seed", "[0,"),
     ({"nonsense": 1}, "nonsense", "known"),
-    ({"costs": {"lock_ns": -1}}, "lock_ns", ">= 0"),
+    ({"costs": {"lock_ns": -1}}, "lock_ns", "[0,"),
+    # wrong types and non-finite numbers: still one ValueError naming the parameter
+    ({"variant": ["p1-p3"]}, "variant", "baseline"),
+    ({"costs": {1: 2}}, "costs", "known"),
+    ({"costs": {"irq_ns": float("nan")}}, "irq_ns", "finite"),
+    ({"costs": {"jitter_cv": float("inf")}}, "jitter_cv", "finite"),
+    ({"costs": {"irq_ns": True}}, "irq_ns", "finite"),
+    ({"costs": {"clock_ghz": 0}}, "clock_ghz", "(0,"),
+    ({"payload": "4\nK"}, "payload", "suffix"),
+    ({"batch_pkts": 1.0}, "batch_pkts", "[1, 4096]"),
+    ({"rcvlowat": float("nan")}, "rcvlowat", "[1,"),
+    # work that would take minutes: refused up front, naming what to change
+    ({"recv_size": 1}, "recv_size", "recv_size >= 17"),
+    ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 54]"),
 ])
 def test_bad_input_is_one_clear_error(kwargs, name, hint):
     with pytest.raises(ValueError) as exc:
@@ -77,6 +90,42 @@ def test_bad_input_is_one_clear_error(kwargs, name, hint):
 def test_sizes_accept_suffixes():
     p, _ = vm.make_params(payload="4K", recv_size="64KiB", buffer="1M")
     assert (p.payload, p.recv_size, p.buffer) == (4096, 65536, 1 << 20)
+
+
+def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
+    # The upper bound an error quotes is itself accepted, and one more byte is not.
+    with pytest.raises(ValueError) as exc:
+        vm.make_params(variant="pre-skb", payload=12288, transfer=4096000000)
+    top = int(str(exc.value).split("allowed [12288, ")[1].split("]")[0])
+    assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].max_packets <= 1_000_000
+    with pytest.raises(ValueError, match="transfer"):
+        vm.make_params(variant="pre-skb", payload=12288, transfer=top + 1)
+    # The largest payload runs with its default transfer.
+    assert vm.make_params(payload="64M")[0].max_packets <= 1_000_000
+
+
+def test_starvation_bad_input_is_one_clear_error():
+    from vsockmodel.starvation import starvation
+    with pytest.raises(ValueError, match="^unknown parameter"):
+        starvation(foo=1)
+    with pytest.raises(ValueError, match="^reader_wake_ns"):
+        starvation(reader_wake_ns=True)
+
+
+def test_recv_calls_count_towards_the_run_bound():
+    # A reader taking 64 B at a time from 64 KiB writes makes few packets but
+    # many recv() calls; the bound must see them, or such a run could go on
+    # far past its wall-time limit without ever being checked.
+    from vsockmodel.sim.engine import Sim
+    kwargs = dict(payload="64K", recv_size=64, transfer=64 * 1024 * 20)
+    assert vm.run(**kwargs).recv_calls > 20_000
+    old = Sim.MAX_EVENTS_PER_PACKET
+    try:
+        Sim.MAX_EVENTS_PER_PACKET = 0          # leaves only the fixed 10000
+        with pytest.raises(vm.SimulationLimitExceeded):
+            vm.run(**kwargs)
+    finally:
+        Sim.MAX_EVENTS_PER_PACKET = old
 
 
 def test_runs_are_bounded():
@@ -135,13 +184,30 @@ def test_cli_starvation():
 @pytest.mark.parametrize("args", [
     ["run", "--payload", "-4"], ["run", "--variant", "nope"], ["run", "--buffer", "0"],
     ["run", "--batch-pkts", "0"], ["run", "--recv-size", "0"], ["run", "--bogus"],
-    ["starvation", "--buffer", "64"],
+    ["starvation", "--buffer", "64"], ["run", "--batch-pkts", "1.5"], ["run", "--jobs", "4"],
+    ["run", "--recv-size", "1", "--transfer", "1G"], ["validate", "--jobs", "-1"],
+    ["starvation", "--seed", "x"],
 ])
 def test_cli_bad_input_exits_2_with_one_line(args):
     out = cli(*args)
     assert out.returncode == 2
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    # named as the subcommand's own errors are, with the range for numbers
+    assert out.stderr.startswith(f"python -m vsockmodel {args[0]}: error: ")
+
+
+def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
+    assert "batch_pkts: expected an integer in [1, 4096]" in cli("run", "--batch-pkts", "1.5").stderr
+
+
+def test_cli_a_run_stopped_by_its_bound_is_one_line(monkeypatch, capsys):
+    from vsockmodel import cli as cli_module
+    from vsockmodel.sim.engine import Sim
+    monkeypatch.setattr(Sim, "MAX_EVENTS_PER_PACKET", 0)
+    assert cli_module.main(["run", "--payload", "4K", "--transfer", "80M", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "scheduling events" in err
 
 
 # ---- calibrate / validate refuse bad data -------------------------------------------

@@ -94,7 +94,11 @@ def nothing_runs(monkeypatch):
     (lambda: rep.replicate(True), "replications"),
     (lambda: rep.replicate(64, transfer="1G"), "replications"),
     (lambda: rep.replicate(2, payload=-1), "payload"),
-    (lambda: rep.replicate(2, seed=2**63 - 1), "seed"),
+    (lambda: rep.replicate(2, seed=2**63 - 1), "replications"),
+    (lambda: rep.replicate(2, jobs=-1), "jobs"),
+    (lambda: rep.replicate(2, jobs="x"), "jobs"),
+    (lambda: rep.compare({1: 2}, "p1-p5"), "a"),
+    (lambda: rep.compare(workload="pingpong", requests=100000, payload=64), "replications"),
     (lambda: rep.compare("baseline", "p9"), "variant"),
     (lambda: rep.compare("baseline", 3), "b"),
     (lambda: rep.compare("baseline", "p1-p5", metric="rtt_us"), "metric"),
@@ -104,6 +108,14 @@ def test_bad_input_is_one_clear_error(nothing_runs, call, name):
     with pytest.raises(ValueError) as exc:
         call()
     assert str(exc.value).startswith(f"{name}:")
+
+
+def test_the_largest_number_of_replications_is_allowed_at_the_defaults():
+    # --help and the errors say 2 to 64: 64 pairs of default runs must fit.
+    for workload in ("stream", "pingpong"):
+        rep.check_replications(rep.MAX_REPLICATIONS, 2, {"workload": workload})
+    with pytest.raises(ValueError, match=r"replications <= \d+ here"):
+        rep.check_replications(8, 2, {"transfer": "400M"})
 
 
 # ---- the command line ------------------------------------------------------------------

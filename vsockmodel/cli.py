@@ -22,6 +22,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _int_arg(text: str):
+    """An integer option: its int, or the text as given, so that the model's
+    validation names the parameter and its range ("batch_pkts: expected an
+    integer in [1, 4096] ...") instead of argparse's bare "invalid int value"."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _bool_flag(p, name, help_on, default=None):
     dest = name.replace("-", "_")
     p.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_on)
@@ -37,16 +47,16 @@ def _add_model_args(p, variant: bool = True):
     p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv()")
     p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc)")
     p.add_argument("--transfer", default=None, help="stream: total bytes (default: sized for a stable result)")
-    p.add_argument("--requests", type=int, default=d.requests, help="pingpong: round trips")
+    p.add_argument("--requests", type=_int_arg, default=d.requests, help="pingpong: round trips")
     p.add_argument("--rx-buf-payload", default=None,
                    help="payload bytes per guest RX buffer (default: the variant's kernel)")
-    p.add_argument("--batch-pkts", type=int, default=d.batch_pkts, help="lock batch limit, packets")
+    p.add_argument("--batch-pkts", type=_int_arg, default=d.batch_pkts, help="lock batch limit, packets")
     p.add_argument("--batch-bytes", default=str(d.batch_bytes), help="lock batch limit, bytes")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
                "--no-headroom-check reproduces the v1 bug)")
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
-    p.add_argument("--rcvlowat", type=int, default=d.rcvlowat, help="SO_RCVLOWAT")
-    p.add_argument("-s", "--seed", type=int, default=d.seed, help="random seed")
+    p.add_argument("--rcvlowat", type=_int_arg, default=d.rcvlowat, help="SO_RCVLOWAT")
+    p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
 
 
 def _model_kwargs(a) -> dict:
@@ -73,6 +83,8 @@ def cmd_run(a) -> int:
     p, _ = make_params(**_model_kwargs(a))   # validate before printing anything
     if a.replications is not None:
         return _run_replicated(a, p)
+    if a.jobs is not None:
+        raise ValueError("jobs: only used with --replications (worker processes for the seeds)")
     if a.json:
         r = run(**_model_kwargs(a))
         print(json.dumps(r.to_dict(), indent=2, sort_keys=True))
@@ -126,9 +138,10 @@ def _fmt(metric: str, x: float) -> str:
 
 def _run_replicated(a, p) -> int:
     """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
-    from .replications import check_replications, cpu_jobs, replicate
+    from .replications import check_jobs, check_replications, cpu_jobs, replicate
 
     kwargs = _model_kwargs(a)
+    check_jobs(a.jobs)
     if a.quiz and not a.compute and not a.json:
         check_replications(a.replications, 1, kwargs)
         _echo_args(p.to_dict() | {"replications": a.replications})
@@ -197,9 +210,10 @@ def _echo_compare_args(side_a: dict, side_b: dict, p, replications: int) -> None
 
 def cmd_compare(a) -> int:
     """Two settings with the same seeds: the paired change and its interval."""
-    from .replications import check_replications, compare, cpu_jobs, metrics_for
+    from .replications import check_jobs, check_replications, compare, cpu_jobs, metrics_for
 
     kwargs = _model_kwargs(a)
+    check_jobs(a.jobs)
     side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
     side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
     for side in (side_a, side_b):                               # validate before printing anything
@@ -301,7 +315,9 @@ def cmd_calibrate(a) -> int:
 
 def cmd_validate(a) -> int:
     from . import validate
+    from .replications import check_jobs
 
+    check_jobs(a.jobs)
     with _progress_bar(a, "validate", "run") as bar:
         def progress(i, n):
             bar.total = n
@@ -326,12 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
     p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
-    p.add_argument("--replications", type=int, default=None,
+    p.add_argument("--replications", type=_int_arg, default=None,
                    help="run with this many consecutive seeds (2 to 64) and print each "
                         "metric's mean with its 95 %% interval")
-    p.add_argument("--jobs", type=int, default=None, help="with --replications: worker processes "
+    p.add_argument("--jobs", type=_int_arg, default=None, help="with --replications: worker processes "
                    "(default: all CPUs; the result does not depend on it)")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, prog=p.prog)
 
     p = sub.add_parser("compare", help="two variants or settings with the same seeds: the change "
                        "and its 95 %% CI")
@@ -342,12 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter only side A has, e.g. batch_pkts=1 (repeatable)")
     p.add_argument("--b-set", action="append", metavar="NAME=VALUE",
                    help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable)")
-    p.add_argument("--replications", type=int, default=8, help="seeds, one pair each (2 to 64; default 8)")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all CPUs)")
+    p.add_argument("--replications", type=_int_arg, default=8, help="seeds, one pair each (2 to 64; default 8)")
+    p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
     p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=cmd_compare, prog=p.prog)
 
     p = sub.add_parser("starvation", help="seed 000's two-packet metadata-slot scenario")
     p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
@@ -356,38 +372,46 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: the v1 bug)")
     p.add_argument("--reader-wake-ns", type=float, default=200.0,
                    help="reader wake-up latency in ns (default 200: a fast-waking reader)")
-    p.add_argument("-s", "--seed", type=int, default=1)
+    p.add_argument("-s", "--seed", type=_int_arg, default=1)
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiz", action="store_true")
     p.add_argument("-c", "--compute", action="store_true")
-    p.set_defaults(func=cmd_starvation)
+    p.set_defaults(func=cmd_starvation, prog=p.prog)
 
     p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte tables")
     p.add_argument("--json", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="fit and print, but do not write costs.json")
     p.add_argument("-q", "--quiet", action="store_true")
-    p.set_defaults(func=cmd_calibrate)
+    p.set_defaults(func=cmd_calibrate, prog=p.prog)
 
     p = sub.add_parser("validate", help="predicted vs measured gains for every seed table")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all CPUs)")
+    p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
     p.add_argument("-q", "--quiet", action="store_true")
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(func=cmd_validate, prog=p.prog)
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(func=cmd_bench, prog=p.prog)
     return parser
 
 
 def main(argv=None) -> int:
+    from .sim.engine import Deadlock, SimulationLimitExceeded
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:                                       # reported by the subcommand, as its other errors
+        print(f"{args.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except ValueError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+    except ValueError as exc:                       # bad input: one line, like argparse
+        print(f"{args.prog}: error: {exc}", file=sys.stderr)
         return 2
+    except (SimulationLimitExceeded, Deadlock) as exc:   # a run that went wrong: one line
+        print(f"{args.prog}: run stopped: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

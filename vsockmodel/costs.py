@@ -15,6 +15,7 @@ The defaults below are the priors. When ``vsockmodel/data/costs.json`` exists
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
 
@@ -170,15 +171,20 @@ class Costs:
     clock_ghz: float = _cost(
         2.4, "prior", "guest CPU clock used to turn busy time into cycles, as perf counts them", "GHz")
 
+    def __post_init__(self):
+        for f in fields(self):
+            _check_cost(f.name, getattr(self, f.name))
+
     def with_(self, **changes) -> "Costs":
         """A copy with some costs changed (unknown names are an error)."""
-        unknown = set(changes) - {f.name for f in fields(self)}
+        return self.with_dict(changes)
+
+    def with_dict(self, changes: dict) -> "Costs":
+        """``with_`` for a dict whose keys may not be valid identifiers."""
+        names = [f.name for f in fields(self)]
+        unknown = [k for k in changes if k not in names]
         if unknown:
-            raise ValueError(f"costs: unknown cost name(s) {sorted(unknown)}; "
-                             f"known: {', '.join(f.name for f in fields(self))}")
-        for name, value in changes.items():
-            if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"costs.{name}: must be a number >= 0, got {value!r}")
+            raise ValueError(f"costs: unknown cost name(s) {unknown}; known: {', '.join(names)}")
         return replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -190,6 +196,23 @@ class Costs:
         return [dict(name=f.name, default=f.default, unit=f.metadata["unit"],
                      origin=f.metadata["origin"], doc=f.metadata["doc"])
                 for f in fields(Costs)]
+
+
+# Upper bounds that keep the noise tables and the clock meaningful.
+_MAX_CV = 10.0
+_MAX_COST = 1e9   # 1 s of CPU or latency for one operation
+_MAX_GHZ = 100.0
+
+
+def _check_cost(name: str, value) -> None:
+    """Every cost is a finite number >= 0 (a bool is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"costs.{name}: expected a finite number, got {value!r}")
+    hi = _MAX_CV if name.endswith("_cv") else _MAX_GHZ if name == "clock_ghz" else _MAX_COST
+    lo_open = name == "clock_ghz"                    # cycles = ns * GHz: must be > 0
+    if value < 0 or value > hi or (lo_open and value == 0):
+        lo = "(0" if lo_open else "[0"
+        raise ValueError(f"costs.{name}: {value!r} is out of range; allowed {lo}, {hi:g}]")
 
 
 CALIBRATED_FILE = "costs.json"

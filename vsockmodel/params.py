@@ -20,6 +20,7 @@ WORKLOADS = ("stream", "pingpong")
 MAX_PACKETS = 1_000_000
 MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * kernel.MiB
+MAX_SEED = 2**63 - 1
 
 # Default length of a stream run: enough packets for a throughput that is
 # stable to about 1-2 % (`python -m vsockmodel bench` measures it).
@@ -27,7 +28,8 @@ DEFAULT_STREAM_PACKETS = 8000
 DEFAULT_MIN_WRITES = 60
 DEFAULT_REQUESTS = 300
 
-_SIZE_RE = re.compile(r"^\s*(-?\d+)\s*([KMG]?)(?:i?B)?\s*$", re.IGNORECASE)
+# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B".
+_SIZE_RE = re.compile(r" *(-?\d+) *([KMG]?)(?:i?B)? *", re.IGNORECASE)
 _UNITS = {"": 1, "K": kernel.KiB, "M": kernel.MiB, "G": kernel.GiB}
 
 
@@ -39,7 +41,7 @@ def parse_size(text, name: str = "size") -> int:
         return text
     if isinstance(text, float) and text.is_integer():
         return int(text)
-    m = _SIZE_RE.match(str(text))
+    m = _SIZE_RE.fullmatch(str(text))
     if not m:
         raise ValueError(f"{name}: cannot read {text!r} as a size; use bytes with an optional "
                          f"K, M or G suffix (binary), e.g. 4K or 65536")
@@ -48,7 +50,7 @@ def parse_size(text, name: str = "size") -> int:
 
 def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name}: expected an integer{what} in [{lo}, {hi}], got {value!r}")
+        raise ValueError(f"{name}: expected an integer in [{lo}, {hi}]{what}, got {value!r}")
     if not lo <= value <= hi:
         raise ValueError(f"{name}: {value} is out of range; allowed [{lo}, {hi}]{what}")
     return value
@@ -107,12 +109,28 @@ class Params:
         return full * per_skb + (math.ceil(rest / self.buf_payload) if rest else 0)
 
     @property
-    def max_packets(self) -> int:
-        """An upper bound on packets in the run: a buffer smaller than a write
-        makes the sender split it by credit into more, smaller packets."""
+    def max_packets_per_write(self) -> int:
+        """An upper bound on the packets of one write: a buffer smaller than a
+        write makes the sender split it by credit into more, smaller packets."""
         chunk = min(self.buf_payload, self.buffer)
-        per_write = max(self.packets_per_write, math.ceil(self.payload / chunk))
-        return self.writes * per_write
+        return max(self.packets_per_write, math.ceil(self.payload / chunk))
+
+    @property
+    def max_packets(self) -> int:
+        """An upper bound on packets in the run."""
+        return self.writes * self.max_packets_per_write
+
+    @property
+    def min_recv_calls(self) -> int:
+        """A lower bound on recv() calls in the run: each returns at most recv_size bytes."""
+        if self.workload == "pingpong":
+            return self.requests * math.ceil(self.payload / self.recv_size)
+        return math.ceil(self.transfer_bytes / self.recv_size)
+
+    @property
+    def max_writes(self) -> int:
+        """The most writes that keep a run within MAX_PACKETS packets (at least one)."""
+        return max(1, MAX_PACKETS // self.max_packets_per_write)
 
     @property
     def writes(self) -> int:
@@ -125,7 +143,7 @@ class Params:
         if self.transfer is not None:
             return self.transfer
         writes = max(DEFAULT_MIN_WRITES, math.ceil(DEFAULT_STREAM_PACKETS / self.packets_per_write))
-        return writes * self.payload
+        return min(writes, self.max_writes) * self.payload
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -146,10 +164,10 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(sorted(known | {'costs'}))}")
 
     variant = kwargs.get("variant", Params.variant)
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant: unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     workload = kwargs.get("workload", Params.workload)
-    if workload not in WORKLOADS:
+    if not isinstance(workload, str) or workload not in WORKLOADS:
         raise ValueError(f"workload: unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}")
 
     sizes = {}
@@ -172,26 +190,44 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     _check_int("batch_bytes", p.batch_bytes, 1, MAX_SIZE, " bytes")
     _check_int("rcvlowat", p.rcvlowat, 1, p.buffer,
                " bytes (vsock_set_rcvlowat refuses values above the buffer size)")
-    _check_int("seed", p.seed, 0, 2**63 - 1)
+    _check_int("seed", p.seed, 0, MAX_SEED)
     _check_int("requests", p.requests, 1, MAX_REQUESTS)
     for name in ("vhost_used_batch", "trace"):
         if not isinstance(getattr(p, name), bool):
             raise ValueError(f"{name}: expected True or False, got {getattr(p, name)!r}")
     if p.headroom_check is not None and not isinstance(p.headroom_check, bool):
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
-    if p.transfer is not None:
-        _check_int("transfer", p.transfer, p.payload, 2**62, " bytes (at least one payload)")
-    packets = p.max_packets
-    if packets > MAX_PACKETS:
-        raise ValueError(
-            f"transfer: {p.transfer_bytes} bytes of {p.payload}-byte writes is {packets} packets; "
-            f"allowed at most {MAX_PACKETS} packets per run (about 10 s of wall time), "
-            f"i.e. transfer <= {MAX_PACKETS * p.payload // (packets // p.writes)} bytes")
+    _check_work(p)
 
     if costs is None:
         costs = default_costs()
     elif isinstance(costs, dict):
-        costs = default_costs().with_(**costs)
+        costs = default_costs().with_dict(costs)
     elif not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a Costs or a dict of cost overrides, got {type(costs).__name__}")
     return p, costs
+
+
+def _check_work(p: Params) -> None:
+    """Bound a run's work: at most MAX_PACKETS packets and MAX_PACKETS recv() calls
+    (each about 10 s of wall time), so that no accepted run can take minutes."""
+    per_write = p.max_packets_per_write
+    if p.workload == "pingpong":
+        _check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
+                   f" round trips (at most {MAX_PACKETS} packets per run: "
+                   f"{per_write} per {fmt_size(p.payload)} request)")
+    elif p.transfer is not None:
+        _check_int("transfer", p.transfer, p.payload, p.max_writes * p.payload,
+                   f" bytes (at least one write; at most {MAX_PACKETS} packets per run: "
+                   f"{per_write} per {fmt_size(p.payload)} write)")
+    recvs = p.min_recv_calls
+    if recvs > MAX_PACKETS:
+        if p.workload == "pingpong":   # each request is read on its own
+            least = math.ceil(p.payload / (MAX_PACKETS // p.requests))
+        else:
+            least = math.ceil(p.transfer_bytes / MAX_PACKETS)
+        raise ValueError(
+            f"recv_size: {p.recv_size}-byte recv() calls need at least {recvs} calls for this "
+            f"{'ping-pong' if p.workload == 'pingpong' else 'transfer'}; allowed at most "
+            f"{MAX_PACKETS} per run, i.e. recv_size >= {least} bytes here "
+            f"(or {'fewer requests' if p.workload == 'pingpong' else 'a smaller transfer'})")

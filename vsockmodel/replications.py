@@ -19,10 +19,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .confidence import Estimate, mean_ci, paired_change_ci
-from .params import MAX_PACKETS, MAX_REQUESTS, _check_int, make_params
+from .params import MAX_PACKETS, MAX_REQUESTS, MAX_SEED, _check_int, make_params
 from .results import Result
 
 MAX_REPLICATIONS = 64
+MAX_JOBS = 256
+# Work allowed in one call, over all its runs: enough for 64 pairs of default
+# runs, and at most about 20 s of CPU (spread over the worker processes).
+MAX_CALL_PACKETS = 2 * MAX_PACKETS
+MAX_CALL_REQUESTS = 4 * MAX_REQUESTS
 DEFAULT_REPLICATIONS = 8
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
 PINGPONG_METRICS = ("rtt_us", "rtt_p95_us", "rx_cycles_per_byte")
@@ -40,20 +45,29 @@ def check_replications(replications, runs_per_seed: int, kwargs: dict):
     """
     _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
     p, _ = make_params(**kwargs)
-    runs = replications * runs_per_seed
+    if p.seed + replications - 1 > MAX_SEED:
+        raise ValueError(f"replications: seeds {p.seed} to {p.seed + replications - 1} go past the "
+                         f"largest seed {MAX_SEED}; use seed <= {MAX_SEED - replications + 1}")
     if p.workload == "pingpong":
-        total, limit, what = runs * p.requests, MAX_REQUESTS, "round trips"
+        per_run, limit, what, other = p.requests, MAX_CALL_REQUESTS, "round trips", "fewer requests"
     else:
-        total, limit, what = runs * p.max_packets, MAX_PACKETS, "packets"
-    if total > limit:
-        raise ValueError(f"replications: {runs} runs of this configuration are {total} {what}; "
-                         f"allowed at most {limit} per call. Use fewer replications "
-                         f"(allowed [2, {MAX_REPLICATIONS}]) or a smaller transfer")
+        per_run, limit, what, other = p.max_packets, MAX_CALL_PACKETS, "packets", "a smaller transfer"
+    runs = replications * runs_per_seed
+    if runs * per_run > limit:
+        most = limit // (runs_per_seed * per_run)
+        fix = (f"i.e. replications <= {most} here, or {other}" if most >= 2
+               else f"so even 2 replications need {other}")
+        raise ValueError(f"replications: {runs} runs of this configuration are {runs * per_run} "
+                         f"{what}; allowed at most {limit} per call, {fix}")
     seeds = [p.seed + i for i in range(replications)]
-    out = [dict(kwargs, seed=s) for s in seeds]
-    for kw in out[1:]:
-        make_params(**kw)                                   # the last seed must be valid too
-    return p, out
+    return p, [dict(kwargs, seed=s) for s in seeds]
+
+
+def check_jobs(jobs) -> int | None:
+    """``jobs``: None (the default) or a number of worker processes."""
+    if jobs is not None:
+        _check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
+    return jobs
 
 
 def _run_one(kwargs: dict) -> Result:
@@ -104,6 +118,7 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
     Raises ValueError, before running anything, on a bad parameter or when the
     runs together would exceed one run's packet limit.
     """
+    check_jobs(jobs)
     _, configs = check_replications(replications, 1, kwargs)
     results = _run_all(configs, jobs)
     return Replications(params=results[0].params, seeds=[kw["seed"] for kw in configs],
@@ -121,7 +136,7 @@ def _side(spec, name: str) -> tuple[str, dict]:
     """A side of a comparison: a variant name, or a dict of parameter overrides."""
     if isinstance(spec, str):
         spec = {"variant": spec}
-    if isinstance(spec, dict) and spec:
+    if isinstance(spec, dict) and spec and all(isinstance(k, str) for k in spec):
         return side_label(spec), dict(spec)
     raise ValueError(f"{name}: expected a variant name or a dict of parameters, got {spec!r}")
 
@@ -175,13 +190,15 @@ def compare(a="baseline", b="p1-p5", replications: int = DEFAULT_REPLICATIONS, m
     the rest (``payload=4096, recv_size=4096, seed=1``). ``metric`` defaults to
     throughput for a stream and RTT for ping-pong.
     """
+    check_jobs(jobs)
     label_a, over_a = _side(a, "a")
     label_b, over_b = _side(b, "b")
     pa, conf_a = check_replications(replications, 2, {**common, **over_a})
     pb, conf_b = check_replications(replications, 2, {**common, **over_b})
     workload = pa.workload
     if pb.workload != workload:
-        raise ValueError("workload: a and b must run the same workload")
+        raise ValueError(f"workload: a and b must run the same workload; a runs {workload!r}, "
+                         f"b runs {pb.workload!r}")
     allowed = metrics_for(workload)
     metric = metric or allowed[0]
     if metric not in allowed:

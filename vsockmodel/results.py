@@ -47,7 +47,7 @@ class Result:
     utilization: dict
     worker_ops: dict
     sim_time_us: float
-    events: int
+    events: int          # scheduling events plus recv() calls: what the run's bound counts
     trace: list | None = field(default=None, repr=False)
     raw: dict = field(default_factory=dict, repr=False)   # full distributions, for plots
 

@@ -80,9 +80,13 @@ class _NoHost:
 
 
 def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check: bool | None = None,
-               reader_wake_ns: float = FAST_WAKE_NS, seed: int = 1) -> StarvationResult:
+               reader_wake_ns: float = FAST_WAKE_NS, seed: int = 1, **unknown) -> StarvationResult:
     """Run seed 000's two-packet scenario. Sizes accept '1K'-style strings."""
-    if not isinstance(reader_wake_ns, (int, float)) or not 0 <= reader_wake_ns <= 1e9:
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: buffer, headroom_check, "
+                         f"payload, reader_wake_ns, seed, variant")
+    if (isinstance(reader_wake_ns, bool) or not isinstance(reader_wake_ns, (int, float))
+            or not 0 <= reader_wake_ns <= 1e9):
         raise ValueError(f"reader_wake_ns: expected a number in [0, 1e9] ns, got {reader_wake_ns!r}")
     p, costs = make_params(variant=variant, buffer=buffer, payload=payload,
                            headroom_check=headroom_check, seed=seed, trace=True,

@@ -29,6 +29,7 @@ from . import seeddata
 from .confidence import paired_change_ci
 from .costs import Costs, default_costs
 from .params import make_params
+from .replications import check_jobs
 
 PAYLOADS = (64, 256, 512, 1024, 4096, 8192, 16384, 65536)
 RTT_PAYLOADS = (64, 256, 4096)
@@ -127,6 +128,7 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
     seed series' AB/BA runs; ``score`` averages each table over its own seeds
     (``table_seeds``). ``seeds`` overrides every table's seeds.
     """
+    check_jobs(jobs)
     costs = costs or default_costs()
     wanted: dict = {}
     for table, ((_, va), (_, vb), receiver) in _selected(tables, THROUGHPUT).items():

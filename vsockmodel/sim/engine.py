@@ -121,8 +121,10 @@ class Sim:
         self._jitter = _lognormal_table(costs.jitter_cv, self.TABLE)
         self._wake = _lognormal_table(costs.wake_latency_cv, self.TABLE)
         self.yields = 0
-        packets = max(1, params.max_packets)
-        self.max_yields = self.MAX_EVENTS_PER_PACKET * packets + 10_000
+        # Scheduling events, plus recv() calls (Reader.recvmsg counts them too:
+        # a reader taking one byte at a time may run long without yielding).
+        work = max(1, params.max_packets) + params.min_recv_calls
+        self.max_yields = self.MAX_EVENTS_PER_PACKET * work + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 
     # ---- the scheduler --------------------------------------------------------
@@ -199,6 +201,12 @@ class Sim:
         if time.perf_counter() > self._wall_deadline:
             raise SimulationLimitExceeded(
                 f"run exceeded {self.MAX_WALL_S:.0f} s of wall time; stopping")
+
+    def count_event(self) -> None:
+        """One more unit of work towards the run's bounds (checked every 4096)."""
+        self.yields += 1
+        if not self.yields & 4095:
+            self.check_limits()
 
     def stats_drop(self, nbytes: int) -> None:
         self.stats.bytes_dropped_rx += nbytes

@@ -83,6 +83,7 @@ class Reader(Task):
         """Generator returning the number of bytes one recv(length) returns."""
         c, sk, stats = self.c, self.sk, self.stats
         stats.recv_calls += 1
+        self.sim.count_event()
         self.work(c.recv_syscall_ns)
         rest = sk.lock_sock(self)
         if rest is not None:
