@@ -243,3 +243,13 @@ def test_a_malformed_calibration_file_is_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(resources, "files", lambda _pkg: Fake())
     with pytest.raises(ValueError, match="costs.json: malformed"):
         costs.load_calibrated()
+
+
+def test_cli_quiz_hides_every_answer():
+    # OSTEP style: --quiz prints the set-up and the questions; -c adds the answers.
+    out = cli("starvation", "--buffer", "1K", "--quiz")
+    assert out.returncode == 0 and "Question" in out.stdout
+    assert "Answer" not in out.stdout and "Interleaving" not in out.stdout
+    assert "Answer" in cli("starvation", "--buffer", "1K", "--quiz", "-c").stdout
+    out = cli("run", "--payload", "64", "--transfer", "64K", "--replications", "2", "--quiz")
+    assert out.returncode == 0 and "Questions" in out.stdout and "Gbit/s" not in out.stdout

@@ -209,3 +209,120 @@ def test_collapse_fills_each_new_skb_to_capacity():
     c = r.counters
     assert c["collapses"] > 0 and c["collapsed_skbs"] > 4 * c["collapses"]
     assert c["max_qlen"] <= kernel.queue_max(4096) and r.resets == 0
+
+
+# ---- single rules, checked where a whole run cannot show them ------------------------------
+
+def _guest(buffer=4096, **kwargs):
+    """A guest socket and RX worker outside a run, to call one kernel function at a time."""
+    from vsockmodel.sim.engine import Sim
+    from vsockmodel.sim.guest import RxWorker
+    from vsockmodel.sim.sock import GuestSock
+    from vsockmodel.sim.virtqueue import RxVirtqueue
+    p, costs = vm.make_params(buffer=buffer, **kwargs)
+    sim = Sim(p, costs)
+    sk = GuestSock(sim)
+    return sk, RxWorker(sim, RxVirtqueue(), sk, None)
+
+
+def test_inc_rx_pkt_refuses_payload_beyond_buf_alloc():
+    # virtio_transport_inc_rx_pkt(): buf_used + len <= buf_alloc, whatever the
+    # peer's credit says (a host that ignores credit gets a reset, not memory).
+    from vsockmodel.sim.virtqueue import Packet
+    for variant in ("pre-skb", "baseline"):
+        sk, worker = _guest(buffer=4096, variant=variant)
+        assert worker.recv_enqueue(Packet(3000, 0))
+        assert not worker.recv_enqueue(Packet(1097, 1))
+        assert worker.recv_enqueue(Packet(1096, 1))         # exactly buf_alloc is allowed
+        assert sk.buf_used == 4096
+
+
+def test_has_space_never_goes_below_zero():
+    # virtio_transport_has_space(): if (bytes < 0) bytes = 0, e.g. after the
+    # peer shrank its buffer below what is already in flight.
+    from vsockmodel.sim.host import HostSocket
+    sock = HostSocket(peer_buf_alloc=4096)
+    sock.tx_cnt = 8192
+    assert sock.credit() < 0 and sock.has_space() == 0
+
+
+@pytest.mark.parametrize("n,size,stop", [(300, 64, 256), (200, 3732, 141)])
+def test_a_vhost_run_stops_at_vhost_exceeds_weight(n, size, stop):
+    # vhost_transport_do_send_pkt() loops while !vhost_exceeds_weight(vq, ++pkts,
+    # total_len): 256 packets or 512 KiB. The test bed never reaches either (128
+    # ring slots, 256 KiB of credit), so the rule is checked on one run directly.
+    from vsockmodel.sim.engine import Sim
+    from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
+    from vsockmodel.sim.virtqueue import RxVirtqueue
+
+    class Worker:                                           # records vhost_signal()
+        signals = 0
+
+        def signal(self, t):
+            Worker.signals += 1
+
+    p, costs = vm.make_params()
+    sim = Sim(p, costs)
+    vq = RxVirtqueue()
+    vq.avail = 1000                                         # buffers are not the limit here
+    vhost = Vhost(sim, vq, HostSocket(peer_buf_alloc=1 << 30))
+    vhost.worker = Worker()
+    for i in range(n):
+        vhost.send_pkt_queue.append((0.0, HostSkb(size, i)))
+    assert vhost.do_send_pkt(0, 0) is None                  # one run, nothing to wait for
+    assert len(vq.used) == stop and Worker.signals == 1
+    # the check follows each packet: the run ends with the first to reach 512 KiB
+    assert sum(pkt.len for _, pkt in list(vq.used)[:-1]) < kernel.VHOST_VSOCK_WEIGHT
+
+
+def test_tail_copy_takes_packets_of_at_most_good_copy_len():
+    # virtio_transport_recv_enqueue(): len <= GOOD_COPY_LEN (128) is copied into
+    # the tail of the last queued skb; 129 B is queued as its own skb.
+    assert vm.run(payload=128, transfer=128 * 2000).counters["tail_copies"] > 0
+    assert vm.run(payload=129, transfer=129 * 2000).counters["tail_copies"] == 0
+
+
+def test_tail_copy_needs_strictly_more_tailroom_with_sk_buffs():
+    # sk_buff path: skb->len < skb_tailroom(last_skb). A 256 B buffer holding
+    # 64 B takes two more 64 B packets, not three (room 64 is not > 64).
+    c = vm.run(variant="baseline", payload=64, rx_buf_payload=256, transfer=64 * 4000).counters
+    assert 0 < c["tail_copies"] <= 2 * c["skbs_queued"]
+
+
+def test_fwd_cnt_moves_only_by_whole_skbs():
+    # virtio_transport_dec_rx_pkt() runs when an skb is used up, so a reader
+    # taking 64 B at a time from 4 KiB packets moves fwd_cnt (and may send a
+    # credit update) at most once per skb, not once per recv().
+    r = vm.run(payload=4096, recv_size=64, buffer="16K", transfer=4096 * 200)
+    c = r.counters
+    assert r.recv_calls > 10 * c["skbs_queued"]
+    assert 0 < c["credit_updates"] <= c["skbs_queued"]
+
+
+@pytest.mark.parametrize("payload", [3000, 5000])
+def test_a_batch_ends_before_a_packet_would_pass_the_byte_limit(payload):
+    # rx_work: a packet that would take the batch past 64 KiB starts a new one
+    # (payloads whose packets do not add up to exactly 64 KiB).
+    for variant in ("p1-p3", "p1-p5"):
+        r = vm.run(variant=variant, payload=payload)
+        assert r.batch_pkts["max_bytes"] <= kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES
+
+
+def test_patch_4_coalesces_write_space_to_the_end_of_the_batch():
+    # With patch 4, sk_write_space runs once per batch, in rx_batch_finish()
+    # before release_sock: no packet is enqueued between it and the unlock.
+    r = vm.run(variant="p1-p5", payload=64, trace=True)
+    pending = False
+    wakes = 0
+    for _, actor, event, info in r.trace:
+        if actor != "worker":
+            continue
+        if event == "wake_reader" and info.get("via") == "sk_write_space":
+            pending, wakes = True, wakes + 1
+        elif event in ("enqueue", "tail_copy"):
+            assert not pending, "a packet was enqueued after the coalesced sk_write_space"
+        elif event == "unlock":
+            pending = False
+    assert wakes > 0
+    # and it is what makes fewer futile wake-ups than p1-p3
+    assert r.futile_wakeups < vm.run(variant="p1-p3", payload=64).futile_wakeups

@@ -110,6 +110,8 @@ class Reader(Task):
             if sk.done or sk.rx_bytes == 0:                # reset, or end of stream
                 break
             read = self.stream_do_dequeue(length - copied)
+            if not read:    # rx_bytes > 0 with nothing queued: accounting broke; don't spin
+                raise AssertionError(f"rx_bytes is {sk.rx_bytes} but the receive queue is empty")
             copied += read
             if read >= target:
                 break
