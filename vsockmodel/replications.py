@@ -63,11 +63,10 @@ def check_replications(replications, runs_per_seed: int, kwargs: dict):
     return p, [dict(kwargs, seed=s) for s in seeds]
 
 
-def check_jobs(jobs) -> int | None:
+def check_jobs(jobs) -> None:
     """``jobs``: None (the default) or a number of worker processes."""
     if jobs is not None:
         _check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
-    return jobs
 
 
 def _run_one(kwargs: dict) -> Result:
@@ -116,7 +115,7 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
 
     ``jobs`` > 1 runs them in that many processes; the result does not depend on it.
     Raises ValueError, before running anything, on a bad parameter or when the
-    runs together would exceed one run's packet limit.
+    runs together would exceed the work allowed in one call (MAX_CALL_PACKETS).
     """
     check_jobs(jobs)
     _, configs = check_replications(replications, 1, kwargs)

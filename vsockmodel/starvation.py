@@ -16,6 +16,7 @@ scripted host that publishes the two packets back to back.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from . import kernel
@@ -83,8 +84,8 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
                reader_wake_ns: float = FAST_WAKE_NS, seed: int = 1, **unknown) -> StarvationResult:
     """Run seed 000's two-packet scenario. Sizes accept '1K'-style strings."""
     if unknown:
-        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: buffer, headroom_check, "
-                         f"payload, reader_wake_ns, seed, variant")
+        known = sorted(inspect.signature(starvation).parameters.keys() - {"unknown"})
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(known)}")
     if (isinstance(reader_wake_ns, bool) or not isinstance(reader_wake_ns, (int, float))
             or not 0 <= reader_wake_ns <= 1e9):
         raise ValueError(f"reader_wake_ns: expected a number in [0, 1e9] ns, got {reader_wake_ns!r}")
