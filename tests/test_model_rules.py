@@ -282,11 +282,41 @@ def test_tail_copy_takes_packets_of_at_most_good_copy_len():
     assert vm.run(payload=129, transfer=129 * 2000).counters["tail_copies"] == 0
 
 
-def test_tail_copy_needs_strictly_more_tailroom_with_sk_buffs():
-    # sk_buff path: skb->len < skb_tailroom(last_skb). A 256 B buffer holding
-    # 64 B takes two more 64 B packets, not three (room 64 is not > 64).
-    c = vm.run(variant="baseline", payload=64, rx_buf_payload=256, transfer=64 * 4000).counters
-    assert 0 < c["tail_copies"] <= 2 * c["skbs_queued"]
+def _tail_copies_into_one_skb(variant, rx_buf_payload, length):
+    """Enqueue ``length``-byte packets until one opens a second skb; count the copies."""
+    from vsockmodel.sim.virtqueue import Packet
+    sk, worker = _guest(buffer="256K", variant=variant, rx_buf_payload=rx_buf_payload)
+    n = 0
+    while len(sk.rx_queue) < 2:
+        assert worker.recv_enqueue(Packet(length, 0))
+        n += 1
+    return n - 2                                        # all but the two that opened skbs
+
+
+@pytest.mark.parametrize("variant,rx_buf_payload,length,copies", [
+    # sk_buff path: skb->len < skb_tailroom(last_skb), strictly. A 6.17 buffer
+    # (3732 B of room = 311 x 12 B) holding one 12 B packet takes 309 more, not
+    # 310: the last 12 B of room are not more than 12 B.
+    ("baseline", 3732, 12, 309),
+    ("baseline", 3732, 124, 29),                        # 30 x 124 B, 12 B left over
+    # virtio_vsock_pkt path: pkt->len <= buf_len - pkt->len, so an exact fit is
+    # allowed: 32 x 128 B fill 4096 B.
+    ("pre-skb", 4096, 128, 31),
+    # A 6.3 buffer (alloc_skb(4096 + 44): an 8 KiB head) has 7828 B of room:
+    # 61 x 128 B fit (7808 B), 20 B left over.
+    ("baseline", 4096, 128, 60),
+])
+def test_tail_copy_fills_the_room_an_skb_really_has(variant, rx_buf_payload, length, copies):
+    assert _tail_copies_into_one_skb(variant, rx_buf_payload, length) == copies
+
+
+def test_rx_skb_room_follows_the_kmalloc_size():
+    # __alloc_skb(): SKB_DATA_ALIGN(size) + SKB_DATA_ALIGN(shinfo), rounded up by
+    # kmalloc, minus the shinfo and the reserved header.
+    assert kernel.rx_skb_room(kernel.RX_BUF_PAYLOAD_6_17) == 3732    # exactly one page
+    assert kernel.rx_skb_room(kernel.RX_BUF_PAYLOAD_6_3) == 8192 - 320 - 44
+    assert kernel.rx_skb_room(660) == 660                            # 1 KiB exactly
+    assert kernel.rx_skb_room(661) == 2048 - 320 - 44
 
 
 def test_fwd_cnt_moves_only_by_whole_skbs():
@@ -326,3 +356,28 @@ def test_patch_4_coalesces_write_space_to_the_end_of_the_batch():
     assert wakes > 0
     # and it is what makes fewer futile wake-ups than p1-p3
     assert r.futile_wakeups < vm.run(variant="p1-p3", payload=64).futile_wakeups
+
+
+def test_space_update_runs_under_the_socket_lock_in_every_variant():
+    # ce7536bc7398 (5.11) moved virtio_transport_space_update() after lock_sock()
+    # and the SOCK_DONE check: the virtio_vsock_pkt code of 5.11-6.2 already
+    # held the lock for it, so pre-skb and baseline hold it for the same steps.
+    costs = vm.default_costs()
+    for variant in ("pre-skb", "baseline"):
+        worker = _guest(variant=variant)[1]
+        assert worker.cost_lookup == costs.recv_pkt_ns + costs.lookup_ns
+        assert worker.cost_locked == pytest.approx(
+            costs.lock_ns + costs.space_update_ns + costs.write_space_ns + costs.enqueue_ns
+            + costs.data_ready_ns + costs.unlock_ns)
+
+
+def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
+    # Patch 2 alone looks every packet up again (find_socket, then sock_put of the
+    # extra reference); patch 3 reuses the batch's socket for the same flow.
+    import dataclasses
+    from vsockmodel import variants
+    with_reuse = _guest(variant="p1-p3")[1].cost_batched
+    monkeypatch.setitem(variants.VARIANTS, "p1-p3",
+                        dataclasses.replace(variants.VARIANTS["p1-p3"], reuse_lookup=False))
+    without = _guest(variant="p1-p3")[1].cost_batched
+    assert without - with_reuse == pytest.approx(vm.default_costs().lookup_ns)

@@ -53,7 +53,7 @@ def _add_model_args(p, variant: bool = True):
     p.add_argument("--batch-pkts", type=_int_arg, default=d.batch_pkts, help="lock batch limit, packets")
     p.add_argument("--batch-bytes", default=str(d.batch_bytes), help="lock batch limit, bytes")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
-               "--no-headroom-check reproduces the v1 bug)")
+               "--no-headroom-check: batch without it, the regression seed 000 argues against)")
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
     p.add_argument("--rcvlowat", type=_int_arg, default=d.rcvlowat, help="SO_RCVLOWAT")
     p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
@@ -369,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--buffer", default="1K", help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1")
     p.add_argument("--payload", default="256", help="bytes in each of the two packets")
-    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: the v1 bug)")
+    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: batch without it, "
+               "the regression seed 000 argues against)")
     p.add_argument("--reader-wake-ns", type=float, default=200.0,
                    help="reader wake-up latency in ns (default 200: a fast-waking reader)")
     p.add_argument("-s", "--seed", type=_int_arg, default=1)

@@ -37,7 +37,8 @@ class Costs:
         500, "fitted", "virtio_vsock_rx_fill, per buffer: alloc_skb + virtqueue_add_sgs (one sg)")
     pre_skb_fill_extra_ns: float = _cost(
         250, "prior", "pre-sk_buff rx_fill: the second allocation (kzalloc pkt + kmalloc buf) "
-        "and the second scatterlist entry, per buffer")
+        "and the second scatterlist entry (with VIRTIO_RING_F_INDIRECT_DESC an indirect table, "
+        "still one ring slot), per buffer")
     vq_kick_ns: float = _cost(
         1500, "prior", "virtqueue_kick after a refill: a VM exit to notify the host (MMIO write to the "
         "notify area, ioeventfd). Host-mode time, invisible to guest perf cycles")
@@ -105,8 +106,8 @@ class Costs:
         300, "prior", "vsock_connectible_recvmsg work done while holding lock_sock (checks, "
         "notify hooks, wait-queue set-up), per recv()")
     credit_update_ns: float = _cost(
-        1000, "prior", "virtio_transport_send_credit_update under lock_sock: alloc skb, header, "
-        "queue it and wake the TX worker")
+        1000, "prior", "virtio_transport_send_credit_update under lock_sock: alloc skb and fill "
+        "its header (sending it is tx_kick_ns)")
     tx_kick_ns: float = _cost(
         3000, "prior", "virtio_transport_send_pkt fast path for a credit update, paid by the reader "
         "under lock_sock: mutex_trylock(tx_lock), virtqueue_add_sgs on the TX virtqueue and "
@@ -127,8 +128,8 @@ class Costs:
         600, "prior", "vhost_transport_do_send_pkt per guest buffer: dequeue, vhost_get_vq_desc, "
         "iov set-up, header copy")
     vhost_desc_extra_ns: float = _cost(
-        150, "prior", "pre-sk_buff layout: the second descriptor of each RX buffer, walked by "
-        "vhost_get_vq_desc and copied to separately")
+        150, "prior", "pre-sk_buff layout: the second descriptor of each RX buffer (in an "
+        "indirect table), walked by vhost_get_vq_desc and copied to separately")
     vhost_copy_byte_ns: float = _cost(
         0.45, "prior", "vhost copy of payload into guest memory (skb_copy_datagram_iter)", "ns/B")
     vhost_add_used_ns: float = _cost(

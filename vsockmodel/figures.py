@@ -314,7 +314,7 @@ def timeline_legend():
     ]
     labels = [
         "RX worker owns lock_sock", "reader owns lock_sock", "asleep in __lock_sock",
-        "reader asleep for data", "packet queued", "recv() returns", "sk_data_ready wakes reader",
+        "reader asleep for data", "packet queued", "recv() returns", "RX worker wakes reader",
         "futile wake-up",
     ]
     return handles, labels

@@ -20,16 +20,23 @@ VIRTIO_VSOCK_SKB_HEADROOM = VIRTIO_VSOCK_HDR_SIZE
 # bounded by it in bytes.
 VIRTIO_VSOCK_MAX_PKT_BUF_SIZE = 64 * KiB
 
-# Payload carried by one guest RX buffer (virtio_vsock_rx_fill):
+# Payload carried by one guest RX buffer (virtio_vsock_rx_fill), set by
+# VIRTIO_VSOCK_DEFAULT_RX_BUF_SIZE in include/linux/virtio_vsock.h:
 # - before 6.3 (virtio_vsock_pkt): a separate 4096-byte data buffer;
 # - 6.3 to 6.16: alloc_skb(4096 + 44), 4096 bytes of payload behind the header;
-# - 6.17+ (03a92f036a04): SKB_WITH_OVERHEAD(4096) = 4096 - 320 = 3776 bytes in
-#   all, 3732 of payload behind the 44-byte header (x86_64, 320-byte
-#   skb_shared_info). The seed series was measured on a 2026 net-next kernel,
-#   so 3732 is the default for the sk_buff variants.
+# - 6.17+ (03a92f036a04, also taken into some stable trees):
+#   VIRTIO_VSOCK_DEFAULT_RX_BUF_SIZE = SKB_WITH_OVERHEAD(1024 * 4) = 4096 - 320
+#   = 3776 bytes in all, 3732 of payload behind the 44-byte header (x86_64,
+#   320-byte skb_shared_info). The seed series was measured on a 2026 net-next
+#   kernel, so 3732 is the default for the sk_buff variants.
 RX_BUF_PAYLOAD_PRE_SKB = 4096
 RX_BUF_PAYLOAD_6_3 = 4096
 RX_BUF_PAYLOAD_6_17 = 3776 - VIRTIO_VSOCK_HDR_SIZE  # 3732
+
+# include/linux/skbuff.h: sizeof(struct skb_shared_info) on x86_64 (from the
+# BTF of a 6.18 build); every skb head ends with one.
+SKB_SHARED_INFO_SIZE = 320
+SMP_CACHE_BYTES = 64
 
 # include/linux/skbuff.h: SKB_TRUESIZE(0) = SKB_DATA_ALIGN(sizeof(struct sk_buff))
 # + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) = 256 + 320 on x86_64 with
@@ -40,9 +47,13 @@ SKB_TRUESIZE_0 = 576
 # size are copied into the tail of the last queued skb when it has room.
 GOOD_COPY_LEN = 128
 
-# include/net/af_vsock.h / net/vmw_vsock/af_vsock.c: socket buffer defaults.
+# net/vmw_vsock/af_vsock.c: the socket buffer's default size, and the default
+# of its lower bound (vsk->buffer_min_size: vsock_update_buffer_size() clamps
+# SO_VM_SOCKETS_BUFFER_SIZE to it; SO_VM_SOCKETS_BUFFER_MIN_SIZE can lower it,
+# but the model keeps the default).
 VSOCK_DEFAULT_BUFFER_SIZE = 256 * KiB
 VSOCK_DEFAULT_BUFFER_MIN_SIZE = 128
+# include/linux/virtio_vsock.h: the largest buf_alloc virtio advertises.
 VIRTIO_VSOCK_MAX_BUF_SIZE = 0xFFFFFFFF
 
 # Size of the guest RX virtqueue (QEMU's vhost-vsock device offers 128
@@ -77,3 +88,34 @@ def rx_skb_has_headroom(qlen: int, buf_alloc: int) -> bool:
     own buf_alloc budget, separate from the payload budget).
     """
     return (qlen + 1) * SKB_TRUESIZE_0 <= buf_alloc
+
+
+def kmalloc_size_roundup(size: int) -> int:
+    """mm/slab_common.c: the size kmalloc() really allocates for ``size`` bytes.
+
+    For the sizes an skb head has here (above 192 bytes) the kmalloc caches are
+    powers of two up to 8 KiB, and larger requests go to the page allocator,
+    which also rounds up to a power of two (pages << order).
+    """
+    return 1 << max(0, size - 1).bit_length()
+
+
+def rx_skb_room(rx_buf_payload: int) -> int:
+    """Payload bytes an RX skb can hold behind its header: its tailroom when empty.
+
+    virtio_vsock_alloc_skb() calls alloc_skb(rx_buf_payload + 44) and reserves
+    the header; __alloc_skb() (net/core/skbuff.c) rounds the head up with
+    SKB_DATA_ALIGN, adds the skb_shared_info, lets kmalloc_reserve() round the
+    whole to the kmalloc size and sets skb->end to what is left of it
+    (SKB_WITH_OVERHEAD). So a 6.17 buffer (3776 + 320 = 4096 bytes) has no
+    slack, 3732 bytes of room, while a 6.3 buffer (4160 + 320 bytes, an 8 KiB
+    allocation) has 7828 bytes of room, the waste 03a92f036a04 removed ("so
+    that the entire thing fits exactly into a single 4KiB page"). The tail-copy
+    of small packets (virtio_transport_recv_enqueue) may use all of it.
+    """
+    def align(n: int) -> int:
+        return -(-n // SMP_CACHE_BYTES) * SMP_CACHE_BYTES
+
+    head = align(rx_buf_payload + VIRTIO_VSOCK_SKB_HEADROOM) + align(SKB_SHARED_INFO_SIZE)
+    end = kmalloc_size_roundup(head) - align(SKB_SHARED_INFO_SIZE)
+    return end - VIRTIO_VSOCK_SKB_HEADROOM

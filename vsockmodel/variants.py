@@ -27,12 +27,6 @@ class Variant:
     rx_buf_payload: int         # payload bytes per guest RX buffer on that kernel
 
     @property
-    def space_update_under_lock(self) -> bool:
-        # [OLD] virtio_transport_recv_pkt called space_update before lock_sock;
-        # the sk_buff code calls it after.
-        return self.skb
-
-    @property
     def metadata_budget(self) -> bool:
         # 059b7dbd20a6 / c6087c5aaad6 charge SKB_TRUESIZE(0) per queued skb;
         # the virtio_vsock_pkt list had no such budget.

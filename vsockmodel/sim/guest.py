@@ -60,7 +60,7 @@ class RxWorker(Task):
     __slots__ = ("vq", "sk", "vhost", "batch", "irq", "irq_at", "rx_due", "signals", "tx_pending",
                  "held_pkts",
                  "held_bytes", "check_headroom", "batch_pkts", "batch_bytes", "metadata_budget",
-                 "buf_payload", "skb", "coalesce_write_space", "defer_data_ready", "batching",
+                 "skb_room", "skb", "coalesce_write_space", "defer_data_ready", "batching",
                  "tail_copy_byte_ns", "tail_free_ns", "cost_lookup", "cost_locked", "cost_batch_first",
                  "cost_batched", "cost_finish", "cost_finish_ws")
 
@@ -82,7 +82,10 @@ class RxWorker(Task):
         self.batch_pkts = sim.p.batch_pkts
         self.batch_bytes = sim.p.batch_bytes
         self.metadata_budget = spec.metadata_budget
-        self.buf_payload = sim.p.buf_payload
+        # Bytes an RX buffer can hold behind its header: virtio_vsock_pkt's
+        # buf_len, or an skb's tailroom when empty (with its kmalloc slack).
+        buf_payload = sim.p.buf_payload
+        self.skb_room = kernel.rx_skb_room(buf_payload) if spec.skb else buf_payload
         self.skb = spec.skb
         self.coalesce_write_space = spec.coalesce_write_space
         self.defer_data_ready = spec.defer_data_ready
@@ -91,20 +94,27 @@ class RxWorker(Task):
         self.tail_free_ns = c.tail_free_ns
         # CPU cost of each step, summed once (ns before noise). Names follow the
         # kernel functions each sum stands for.
-        space_update = c.space_update_ns if spec.space_update_under_lock else 0.0
+        # virtio_transport_space_update() runs under lock_sock in every variant:
+        # ce7536bc7398 (5.11) moved it after the lock and the SOCK_DONE check,
+        # long before the sk_buff conversion.
+        space_update = c.space_update_ns
+        # Patch 5 turns the per-packet vsock_data_ready() into a flag and one
+        # deferred callback per batch; the model charges half the callback per
+        # packet for both (a prior: no table isolates the split).
         data_ready = c.data_ready_ns / 2 if spec.defer_data_ready else c.data_ready_ns
         write_space = 0.0 if spec.coalesce_write_space else c.write_space_ns
         # virtio_transport_recv_pkt() up to lock_sock: decode, trace, find_socket
-        # (+ space_update before the lock in the pre-sk_buff code)
-        self.cost_lookup = c.recv_pkt_ns + c.lookup_ns + (0.0 if spec.space_update_under_lock
-                                                          else c.space_update_ns)
+        self.cost_lookup = c.recv_pkt_ns + c.lookup_ns
         # per-packet path, lock_sock .. release_sock
         self.cost_locked = (c.lock_ns + space_update + c.write_space_ns + c.enqueue_ns
                             + c.data_ready_ns + c.unlock_ns)
         # first packet of a batch, under the lock (the unlock is paid at finish)
         self.cost_batch_first = c.lock_ns + space_update + write_space + c.enqueue_ns + data_ready
-        # later same-flow packets of a batch (patch 3: no lookup, no lock)
-        self.cost_batched = c.recv_pkt_ns + space_update + write_space + c.enqueue_ns + data_ready
+        # later same-flow packets of a batch: no lock; no lookup with patch 3
+        # (without it, patch 2 looks the socket up again and drops the extra
+        # reference: find_socket, then sock_put)
+        self.cost_batched = (c.recv_pkt_ns + (0.0 if spec.reuse_lookup else c.lookup_ns)
+                             + space_update + write_space + c.enqueue_ns + data_ready)
         # virtio_transport_rx_batch_finish(): release_sock, sock_put (+ one write_space)
         self.cost_finish = c.unlock_ns
         self.cost_finish_ws = c.unlock_ns + c.write_space_ns
@@ -339,7 +349,7 @@ class RxWorker(Task):
             # rx_work: a packet that would take the batch past its byte limit
             # starts a new batch.
             if pkt.len <= self.batch_bytes - batch.bytes and self.recv_pkt_batchable():
-                # Patch 3: same flow as the batch: no lookup, no extra reference.
+                # Same flow as the batch: stay under its lock (patch 3: no lookup).
                 self.work(pre + self.cost_batched)
                 if not self.recv_pkt_locked(pkt, batch):
                     return self.rx_batch_finish()
@@ -503,7 +513,7 @@ class RxWorker(Task):
                 if self.trace is not None:
                     self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
                 return True
-        q.append(Skb(length, self.buf_payload - length))
+        q.append(Skb(length, self.skb_room - length))
         stats.skbs_queued += 1
         qlen = len(q)
         if qlen > stats.max_qlen:
