@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vsockmodel as vm
-from vsockmodel import kernel
+from vsockmodel import kernel, validate
 
 VARIANTS = list(vm.VARIANTS)
 
@@ -19,6 +19,7 @@ configs = st.fixed_dictionaries({
     "batch_bytes": st.sampled_from([1, 1000, 65536, 1 << 20]),
     "headroom_check": st.sampled_from([None, True, False]),
     "vhost_used_batch": st.booleans(),
+    "host_lock": st.booleans(),
     "seed": st.integers(0, 1000),
     "rcvlowat": st.sampled_from([1, 100, 4096]),
 })
@@ -381,3 +382,34 @@ def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
                         dataclasses.replace(variants.VARIANTS["p1-p3"], reuse_lookup=False))
     without = _guest(variant="p1-p3")[1].cost_batched
     assert without - with_reuse == pytest.approx(vm.default_costs().lookup_ns)
+
+
+@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p5", 65536)])
+def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant, payload):
+    # vsock_connectible_sendmsg() owns the host socket's lock for a whole send()
+    # (except while it waits for credit); vhost's virtio_transport_recv_pkt()
+    # for a guest packet needs the same lock, so it never runs inside a send().
+    r = vm.run(variant=variant, payload=payload, transfer=payload * 400, trace=True, host_lock=True)
+    held = [(t, info["until"]) for t, actor, event, info in r.trace
+            if actor == "sender" and event == "lock_held"]
+    taken = [t for t, actor, event, _ in r.trace if actor == "vhost" and event == "host_recv_pkt"]
+    assert held and taken
+    assert not [t for t in taken for a, b in held if a < t < b]
+    assert r.counters["host_lock_waits"] > 0
+
+
+def test_without_the_host_lock_vhost_never_waits():
+    # The default is the lower bound of the host lock's effect: vhost never waits.
+    r = vm.run(variant="p1-p5", payload=256)
+    assert r.params["host_lock"] is False and r.counters["host_lock_waits"] == 0
+    assert vm.run(variant="p1-p5", payload=256, host_lock=True).counters["host_lock_waits"] > 0
+
+
+def test_validate_takes_the_host_lock_switch():
+    tables = ("v1_all_fixed64k",)
+    kw = dict(seeds=(1,), jobs=1, packets=600, tables=tables)
+    off = validate.predict(**kw)
+    on = validate.predict(host_lock=True, **kw)
+    assert off.keys() == on.keys() and off != on
+    with pytest.raises(ValueError, match="host_lock"):
+        validate.predict(host_lock="yes", **kw)

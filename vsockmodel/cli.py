@@ -55,6 +55,8 @@ def _add_model_args(p, variant: bool = True):
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
                "--no-headroom-check: batch without it, the regression seed 000 argues against)")
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
+    _bool_flag(p, "host-lock", "vhost must wait for the host socket's lock, which the sender "
+               "owns for each whole send() (the worst case for vhost; default off)", False)
     p.add_argument("--rcvlowat", type=_int_arg, default=d.rcvlowat, help="SO_RCVLOWAT")
     p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
 
@@ -66,7 +68,7 @@ def _model_kwargs(a) -> dict:
                 buffer=a.buffer, transfer=a.transfer, requests=a.requests,
                 rx_buf_payload=a.rx_buf_payload, batch_pkts=a.batch_pkts, batch_bytes=a.batch_bytes,
                 headroom_check=a.headroom_check, vhost_used_batch=a.vhost_used_batch,
-                rcvlowat=a.rcvlowat, seed=a.seed)
+                host_lock=a.host_lock, rcvlowat=a.rcvlowat, seed=a.seed)
 
 
 def _echo_args(params: dict) -> None:
@@ -173,7 +175,7 @@ def _run_replicated(a, p) -> int:
 # Parameters ``compare --a-set/--b-set NAME=VALUE`` may set on one side, and their types.
 _SETTABLE = {"variant": str, "payload": str, "recv_size": str, "buffer": str, "transfer": str,
              "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": int,
-             "requests": int, "headroom_check": bool, "vhost_used_batch": bool}
+             "requests": int, "headroom_check": bool, "vhost_used_batch": bool, "host_lock": bool}
 
 
 def _parse_sets(items, flag: str) -> dict:
@@ -324,7 +326,7 @@ def cmd_validate(a) -> int:
             bar.n = i
             bar.refresh()
 
-        report = validate.validate(jobs=a.jobs, progress=progress)
+        report = validate.validate(jobs=a.jobs, progress=progress, host_lock=a.host_lock)
     if a.json:
         print(json.dumps(report, indent=2))
     else:
@@ -389,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
     p.add_argument("-q", "--quiet", action="store_true")
+    _bool_flag(p, "host-lock", "run the model with the host socket's lock (see run --help)", False)
     p.set_defaults(func=cmd_validate, prog=p.prog)
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")

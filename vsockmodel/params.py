@@ -79,6 +79,7 @@ class Params:
     batch_bytes: int = kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES
     headroom_check: bool | None = None  # default: on for the batching variants
     vhost_used_batch: bool = False  # seed 002: vhost_add_used_n once per run
+    host_lock: bool = False         # vhost waits out the sender's send() for the host socket's lock
     rcvlowat: int = 1               # SO_RCVLOWAT
     seed: int = 1
     trace: bool = False
@@ -192,7 +193,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
                " bytes (vsock_set_rcvlowat refuses values above the buffer size)")
     _check_int("seed", p.seed, 0, MAX_SEED)
     _check_int("requests", p.requests, 1, MAX_REQUESTS)
-    for name in ("vhost_used_batch", "trace"):
+    for name in ("vhost_used_batch", "host_lock", "trace"):
         if not isinstance(getattr(p, name), bool):
             raise ValueError(f"{name}: expected True or False, got {getattr(p, name)!r}")
     if p.headroom_check is not None and not isinstance(p.headroom_check, bool):

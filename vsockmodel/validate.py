@@ -82,20 +82,20 @@ class Config:
 
 def _run_one(args) -> tuple:
     """One seeded run (top level so worker processes can import it)."""
-    config, seed, costs_dict, packets = args
+    config, seed, costs_dict, packets, host_lock = args
     from .model import simulate
 
     costs = Costs(**costs_dict)
     if config.receiver == "pingpong":
         p, _ = make_params(variant=config.variant, payload=config.payload, workload="pingpong",
-                           requests=RTT_REQUESTS, seed=seed)
+                           requests=RTT_REQUESTS, seed=seed, host_lock=host_lock)
         r = simulate(p, costs)
         return config, seed, {"rtt_us": r.rtt_us}
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed)
     writes = max(60, math.ceil(packets / p.packets_per_write))
     recv_size = config.payload if config.receiver == "fixedsyscall" else 64 * 1024
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed,
-                       recv_size=recv_size, transfer=writes * config.payload)
+                       recv_size=recv_size, transfer=writes * config.payload, host_lock=host_lock)
     r = simulate(p, costs)
     return config, seed, {"throughput_gbps": r.throughput_gbps,
                           "recv_per_write": r.recv_calls / r.writes,
@@ -119,9 +119,9 @@ def _selected(tables, catalogue: dict) -> dict:
 
 
 def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
-            progress=None, packets: int = PACKETS, tables=None) -> dict:
+            progress=None, packets: int = PACKETS, tables=None, host_lock: bool = False) -> dict:
     """Model predictions for every configuration the seed tables need
-    (or only ``tables``, for a quick look at a few).
+    (or only ``tables``, for a quick look at a few); ``host_lock`` as in run().
 
     Each configuration keeps its values per seed (``per_seed``, in the order of
     ``seeds``), so that two states run with the same seed form a pair, like the
@@ -137,7 +137,9 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
     for table, ((_, va), (_, vb)) in _selected(tables, RTT).items():
         for c in (Config(v, p, "pingpong") for v in (va, vb) for p in RTT_PAYLOADS):
             wanted[c] = max(wanted.get(c, ()), table_seeds(table, seeds), key=len)
-    tasks = [(c, s, costs.to_dict(), packets)
+    if not isinstance(host_lock, bool):
+        raise ValueError(f"host_lock: expected True or False, got {host_lock!r}")
+    tasks = [(c, s, costs.to_dict(), packets, host_lock)
              for c in sorted(wanted, key=repr) for s in wanted[c]]
     jobs = jobs or min(len(tasks), os.cpu_count() or 1)
     sums: dict = {}
@@ -166,13 +168,15 @@ def _pair(pred: dict, table: str, ca: "Config", cb: "Config", key: str):
     return pred[ca]["per_seed"][key][:n], pred[cb]["per_seed"][key][:n]
 
 
-def _predict_for_digest(digest: str, costs: Costs | None, seeds, jobs, packets, tables) -> dict:
+def _predict_for_digest(digest: str, costs: Costs | None, seeds, jobs, packets, tables,
+                        host_lock=False) -> dict:
     # ``digest`` is only part of the cache key: the model's code and data.
-    return predict(costs, seeds=seeds, jobs=jobs, packets=packets, tables=tables)
+    return predict(costs, seeds=seeds, jobs=jobs, packets=packets, tables=tables,
+                   host_lock=host_lock)
 
 
 def predict_cached(costs: Costs | None = None, seeds=None, jobs: int | None = None,
-                   packets: int = PACKETS, tables=None) -> dict:
+                   packets: int = PACKETS, tables=None, host_lock: bool = False) -> dict:
     """``predict``, remembered on disk (``vsockmodel.cache``) for these arguments
     and this exact model: a notebook re-run after an edit elsewhere takes
     seconds instead of a full validation. ``jobs`` does not change the result."""
@@ -180,7 +184,7 @@ def predict_cached(costs: Costs | None = None, seeds=None, jobs: int | None = No
 
     cached = memory().cache(_predict_for_digest, ignore=["jobs"])
     return cached(model_digest(), costs or default_costs(), seeds, jobs, packets,
-                  tuple(tables) if tables is not None else None)
+                  tuple(tables) if tables is not None else None, host_lock)
 
 
 def _accumulate(sums: dict, config: Config, out: dict) -> None:
@@ -298,9 +302,10 @@ def check_data() -> None:
     seeddata.testbed()
 
 
-def validate(costs: Costs | None = None, seeds=None, jobs: int | None = None, progress=None) -> dict:
+def validate(costs: Costs | None = None, seeds=None, jobs: int | None = None, progress=None,
+             host_lock: bool = False) -> dict:
     check_data()
-    return score(predict(costs, seeds=seeds, jobs=jobs, progress=progress))
+    return score(predict(costs, seeds=seeds, jobs=jobs, progress=progress, host_lock=host_lock))
 
 
 def format_report(report: dict) -> str:

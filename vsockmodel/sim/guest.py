@@ -495,6 +495,9 @@ class RxWorker(Task):
             if buf_used > sk.buf_alloc or (qlen + 1) * SKB_TRUESIZE_0 > sk.buf_alloc:
                 return False
         elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
+            # (The old code lowered rx_bytes only when a whole packet was read;
+            # the model's reader lowers it per byte, as kernels since
+            # 45ca7e9f0730 do. The sender obeys credit, so this never binds.)
             return False
         sk.rx_bytes += length
         sk.buf_used = buf_used

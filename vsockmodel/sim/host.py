@@ -37,7 +37,7 @@ class HostSocket:
     processed them; the sender applies an entry once its own time has passed it.
     """
 
-    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned")
+    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned", "held")
 
     def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE):
         self.tx_cnt = 0
@@ -47,6 +47,9 @@ class HostSocket:
         # receiver only, so the sender keeps the 256 KiB default.
         self.buf_alloc = buf_alloc
         self.learned: deque = deque()   # (time, fwd_cnt, buf_alloc)
+        # The sender's lock_sock .. release_sock intervals, (start, end), oldest
+        # first, recorded when the host socket's lock is modelled (host_lock).
+        self.held: deque = deque()
 
     def advance(self, t: float) -> None:
         """virtio_transport_space_update() for every guest packet processed by time t."""
@@ -73,7 +76,12 @@ class HostSocket:
 class Sender(Task):
     """vsock_perf --sender: a loop of send(payload) on the host, blocking on credit.
 
-    In ping-pong mode it waits for the guest's reply after each send.
+    vsock_connectible_sendmsg() (net/vmw_vsock/af_vsock.c) owns the host
+    socket's lock for the whole send(), and releases it only while it waits for
+    credit (release_sock, wait_woken, lock_sock). With ``host_lock`` the sender
+    records those ownership intervals in ``sock.held`` for vhost, which needs
+    the same lock for every guest packet. In ping-pong mode it waits for the
+    guest's reply after each send.
     """
 
     __slots__ = ("sock", "vhost", "blocked", "replies")
@@ -93,6 +101,7 @@ class Sender(Task):
         one_skb_ns = send_ns + skb_ns + payload * copy_ns   # a write that fits one skb
         pingpong = p.workload == "pingpong"
         queue = self.vhost.queue
+        host_lock = p.host_lock
         for write in range(p.writes):
             t_start = env._now + self.acc
             if payload <= max_skb:
@@ -101,6 +110,8 @@ class Sender(Task):
                 if sock.credit() >= payload:
                     # The common case: credit for the whole write, one skb.
                     self.work(one_skb_ns)
+                    if host_lock:
+                        self.release_sock(t_start)          # owned since the send() began
                     sock.tx_cnt += payload
                     stats.bytes_sent += payload
                     queue(env._now + self.acc, HostSkb(payload, write))
@@ -110,6 +121,7 @@ class Sender(Task):
                         stats.rtt.append(self.t - t_start)
                     continue
             self.work(send_ns)
+            locked_at = t_start                             # lock_sock()
             remaining = payload
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
@@ -119,6 +131,10 @@ class Sender(Task):
                 if credit > remaining:                      # min(): no call
                     credit = remaining
                 if credit == 0:
+                    if locked_at is not None:
+                        if host_lock:                       # release_sock(), wait_woken()
+                            self.release_sock(locked_at)
+                        locked_at = None
                     stats.sender_blocked += 1
                     if sock.learned:
                         # Credit already on its way: sleep until it is processed.
@@ -130,6 +146,8 @@ class Sender(Task):
                         continue
                     yield from self.block()                 # vsock_connectible_sendmsg waits
                     continue
+                if locked_at is None:
+                    locked_at = env._now + self.acc         # lock_sock() after the wait
                 # virtio_transport_send_pkt_info(): skbs of at most 64 KiB
                 while credit:
                     chunk = credit if credit < max_skb else max_skb   # min(): no call
@@ -141,6 +159,8 @@ class Sender(Task):
                     queue(env._now + self.acc, HostSkb(chunk, write))
                     credit -= chunk
                     remaining -= chunk
+            if host_lock:
+                self.release_sock(locked_at)
             stats.writes += 1
             if pingpong:
                 yield from self.wait_reply(p.payload)
@@ -151,6 +171,14 @@ class Sender(Task):
             # what wakes a reader still waiting for SO_RCVLOWAT bytes at the end.
             self.work(send_ns)
             queue(env._now + self.acc, HostSkb(0, p.writes, kernel.VIRTIO_VSOCK_OP_SHUTDOWN))
+
+    def release_sock(self, since: float) -> None:
+        """release_sock() now, after owning the host socket's lock since ``since``
+        (the interval vhost's lock_sock() has to wait out)."""
+        end = self.env._now + self.acc
+        self.sock.held.append((since, end))
+        if self.trace is not None:
+            self.sim.log(since, "sender", "lock_held", until=end)
 
     def block(self):
         self.blocked = Wakeup(self)
@@ -189,7 +217,7 @@ class Vhost(Task):
 
     __slots__ = ("vq", "sock", "send_pkt_queue", "tx_queue", "idle", "pending_used", "worker",
                  "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake",
-                 "copy_ns", "pkt_add_used_ns")
+                 "copy_ns", "pkt_add_used_ns", "host_lock", "tx_used")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
         super().__init__(sim, "vhost")
@@ -208,6 +236,8 @@ class Vhost(Task):
         self.pkt_ns = c.vhost_pkt_ns + (0 if p.spec.skb else c.vhost_desc_extra_ns)
         self.buf_payload = p.buf_payload
         self.used_batch = p.vhost_used_batch
+        self.host_lock = p.host_lock
+        self.tx_used = 0     # guest TX buffers used since the last TX-queue signal
         self.copy_ns = c.vhost_copy_byte_ns                    # per payload byte copied
         self.pkt_add_used_ns = self.pkt_ns + c.vhost_add_used_ns   # per buffer, vhost_add_used
         self.min_wake = min(sim.c.vcpu_wake_short_ns, sim.c.vcpu_wake_long_ns) * min(sim._wake)
@@ -252,12 +282,49 @@ class Vhost(Task):
         now = self.env._now
         return (r if r >= now else now) + self.lookahead    # max(r, now): no call
 
-    def handle_tx(self) -> None:
-        """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket."""
+    WAITED, MUST_SYNC = 1, 2
+
+    def host_lock_sock(self) -> int:
+        """lock_sock() on the host socket, for virtio_transport_recv_pkt(): 0 if
+        vhost owns it now, WAITED if it slept, MUST_SYNC if it cannot tell yet.
+
+        While vsock_perf is inside send() it owns the lock, and vhost sleeps on
+        sk_lock.wq until release_sock() wakes it; it runs a host wake-up latency
+        later, and by then the sender, looping on send(), may own the lock again
+        (the same race as on the guest socket, sock.py). The sender's ownership
+        is known up to its own virtual time; if that is behind ours, the caller
+        lets it run first.
+        """
+        t = self.env._now + self.acc
+        held = self.sock.held
+        while held and held[0][1] <= t:
+            held.popleft()
+        if held and held[0][0] <= t:                        # __lock_sock(): sleep
+            self.idle_until(held[0][1] + self.sim.latency(self.c.host_wake_latency_ns))
+            self.stats.host_lock_waits += 1
+            return self.WAITED
+        sender = self.sender
+        known = sender.resume_at
+        if sender._send is not None and known is not None and known <= t:
+            return self.MUST_SYNC
+        return 0
+
+    def handle_tx(self) -> int:
+        """vhost_vsock_handle_tx_kick(): each guest packet reaches the host socket.
+
+        Returns 0 when every packet due has been handled, or host_lock_sock()'s
+        reason for stopping early.
+        """
         tx, env, sender = self.tx_queue, self.env, self.sender
-        used = 0
+        status = 0
         while tx and tx[0][0] <= env._now + self.acc:
+            if self.host_lock:
+                status = self.host_lock_sock()
+                if status:
+                    break
             _, fwd_cnt, buf_alloc, nbytes = tx.popleft()
+            if self.trace is not None:
+                self.sim.log(env._now + self.acc, "vhost", "host_recv_pkt")
             self.work(self.c.vhost_tx_pkt_ns)
             t = env._now + self.acc
             self.sock.learned.append((t, fwd_cnt, buf_alloc))
@@ -265,10 +332,13 @@ class Vhost(Task):
                 sender.replies.append((t, nbytes))
             self.stats.guest_tx_pkts += 1
             sender.notify(t)
-            used += 1
-        if used:
+            self.tx_used += 1
+        if self.tx_used and not status:
             # vhost_add_used() per buffer (in vhost_tx_pkt_ns), one vhost_signal()
-            self.worker.tx_signal(env._now + self.acc, used)
+            # when the queue is drained
+            self.worker.tx_signal(env._now + self.acc, self.tx_used)
+            self.tx_used = 0
+        return status
 
     def main(self):
         vq, c, env = self.vq, self.c, self.env
@@ -282,7 +352,12 @@ class Vhost(Task):
                 yield self.flush()
                 continue
             if tx and tx[0][0] <= t:
-                self.handle_tx()
+                status = self.handle_tx()
+                if status == self.MUST_SYNC:
+                    yield self.flush()                      # let the sender catch up
+                    continue
+                if status:                                  # slept on the lock: look again
+                    continue
             if not q or not vq.avail:
                 ev = self.sync()
                 if ev is not None:
