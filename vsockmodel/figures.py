@@ -172,7 +172,8 @@ def rx_buffer_layouts(ax):
     """One guest RX buffer in each kernel layout, drawn to scale in bytes.
 
     Rows: the ``virtio_vsock_pkt`` layout (up to Linux 6.2), the sk_buff
-    layout of 6.3-6.16 (``alloc_skb(4096 + 44)``) and the 6.17+ layout
+    layout of 6.3-6.16 (``alloc_skb(4096 + 44)``, whose head kmalloc rounds up
+    to 8 KiB: the hatched slack) and the 6.17+ layout
     (``SKB_WITH_OVERHEAD(4096)``: the whole head fits one 4 KiB page). Sizes
     come from :mod:`vsockmodel.kernel`; brackets above a row are the virtqueue
     descriptors the guest posts for that buffer. The axes are switched off; a
@@ -189,7 +190,7 @@ def rx_buffer_layouts(ax):
     pkt_rest = 64                                              # the rest of virtio_vsock_pkt (not to scale)
     head_x = 520                                               # where the data allocation starts
     colors = {"hdr": COLORS["vermillion"], "data": COLORS["sky_blue"], "shinfo": "#b8b8b8",
-              "struct": "#f3d9a4", "rest": "#f3d9a4"}
+              "struct": "#f3d9a4", "rest": "#f3d9a4", "slack": "#ffffff"}
 
     def box(x, y, w, kind, text=None, hatch=None, text_color="#222222", fontsize=8.5):
         ax.add_patch(Rectangle((x, y - 0.2), w, 0.4, facecolor=colors[kind], edgecolor="#444444",
@@ -227,10 +228,20 @@ def rx_buffer_layouts(ax):
         alloc(0, y, f"sk_buff: {skb_struct} B")
         box(head_x, y, hdr, "hdr")
         box(head_x + hdr, y, payload, "data", f"payload {payload} B")
-        box(head_x + hdr + payload, y, shinfo, "shinfo", f"shinfo\n{shinfo} B", fontsize=7)
+        # kmalloc rounds the head up (kernel.rx_skb_room): room the buffer never uses
+        slack = kernel.rx_skb_room(payload) - payload
+        slack_w = 420 if slack else 0                        # hatched: not to scale
+        if slack:
+            box(head_x + hdr + payload, y, slack_w, "slack", hatch="//")
+            ax.text(head_x + hdr + payload + slack_w / 2, y, f"{slack} B", ha="center", va="center",
+                    fontsize=7, color="#222222",
+                    bbox=dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none"))
+        box(head_x + hdr + payload + slack_w, y, shinfo, "shinfo", f"shinfo\n{shinfo} B", fontsize=7)
         total = hdr + payload + shinfo
-        what = f"head: {total} B" + (" = one 4 KiB page" if head_total else "")
-        alloc(head_x + total, y, what, right=True)
+        asked = -(-(hdr + payload) // kernel.SMP_CACHE_BYTES) * kernel.SMP_CACHE_BYTES + shinfo
+        what = (f"head: {total} B = one 4 KiB page" if head_total else
+                f"head: {asked} B asked, {kernel.kmalloc_size_roundup(asked) // 1024} KiB kmalloc'd")
+        alloc(head_x + total + slack_w, y, what, right=True)
         desc(head_x, hdr + payload, y, f"one descriptor: {hdr} + {payload} = {hdr + payload} B")
     # scale bar and colour key
     sb_y = -0.95
@@ -239,11 +250,13 @@ def rx_buffer_layouts(ax):
             fontsize=7.5)
     from matplotlib.patches import Patch
     key = [("hdr", f"virtio_vsock_hdr ({hdr} B)"), ("data", "payload"),
-           ("shinfo", "struct skb_shared_info"), ("struct", "struct sk_buff / virtio_vsock_pkt")]
-    ax.legend([Patch(facecolor=colors[k], edgecolor="#444444", lw=0.6) for k, _ in key],
+           ("shinfo", "struct skb_shared_info"), ("struct", "struct sk_buff / virtio_vsock_pkt"),
+           ("slack", "kmalloc slack (tailroom)")]
+    ax.legend([Patch(facecolor=colors[k], edgecolor="#444444", lw=0.6,
+                     hatch="//" if k == "slack" else None) for k, _ in key],
               [t for _, t in key], loc="lower right", ncol=2, fontsize=7.5,
               bbox_to_anchor=(1.0, -0.02), handlelength=1.2, columnspacing=1.2)
-    ax.set_xlim(-1250, head_x + 4096 + 44 + shinfo + 60)
+    ax.set_xlim(-1250, head_x + 4096 + 44 + 420 + shinfo + 60)
     ax.set_ylim(-1.25, 2.75)
     ax.set_axis_off()
 
