@@ -384,11 +384,13 @@ def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
     assert without - with_reuse == pytest.approx(vm.default_costs().lookup_ns)
 
 
-@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p5", 65536)])
+@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p5", 65536),
+                                             ("baseline", 200_000)])
 def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant, payload):
     # vsock_connectible_sendmsg() owns the host socket's lock for a whole send()
     # (except while it waits for credit); vhost's virtio_transport_recv_pkt()
     # for a guest packet needs the same lock, so it never runs inside a send().
+    # A write above 64 KiB takes the sender's multi-skb path.
     r = vm.run(variant=variant, payload=payload, transfer=payload * 400, trace=True, host_lock=True)
     held = [(t, info["until"]) for t, actor, event, info in r.trace
             if actor == "sender" and event == "lock_held"]
@@ -396,6 +398,22 @@ def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant,
     assert held and taken
     assert not [t for t in taken for a, b in held if a < t < b]
     assert r.counters["host_lock_waits"] > 0
+    # The sender owns the lock whenever it works inside send(): its ownership adds
+    # up to all its CPU time but the final close (one send_ns, with noise) and
+    # the context switches of its waits for credit (at most one per wait).
+    c = vm.default_costs()
+    busy = r.utilization["sender"] * r.sim_time_us * 1000
+    owned = sum(b - a for a, b in held)
+    outside = 3 * c.host_send_ns + r.counters["sender_blocked"] * c.sleep_ns
+    assert busy - outside < owned <= busy * (1 + 1e-9)
+    # vhost sleeps in lock_sock(): woken, it tries the lock again before it does
+    # anything else (no RX run in between), and either takes it or sleeps again.
+    vhost = [(t, event, info) for t, actor, event, info in sorted(r.trace, key=lambda e: e[0])
+             if actor == "vhost"]
+    for (_, event, info), (t_next, next_event, _) in zip(vhost, vhost[1:]):
+        if event == "host_lock_wait":
+            assert next_event in ("host_lock_wait", "host_recv_pkt")
+            assert t_next == info["until"]
 
 
 def test_without_the_host_lock_vhost_never_waits():

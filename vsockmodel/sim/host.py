@@ -302,6 +302,8 @@ class Vhost(Task):
         if held and held[0][0] <= t:                        # __lock_sock(): sleep
             self.idle_until(held[0][1] + self.sim.latency(self.c.host_wake_latency_ns))
             self.stats.host_lock_waits += 1
+            if self.trace is not None:
+                self.sim.log(t, "vhost", "host_lock_wait", until=self.env._now + self.acc)
             return self.WAITED
         sender = self.sender
         known = sender.resume_at
