@@ -318,6 +318,9 @@ def test_rx_skb_room_follows_the_kmalloc_size():
     assert kernel.rx_skb_room(kernel.RX_BUF_PAYLOAD_6_3) == 8192 - 320 - 44
     assert kernel.rx_skb_room(660) == 660                            # 1 KiB exactly
     assert kernel.rx_skb_room(661) == 2048 - 320 - 44
+    # small heads come from skb_small_head_cache, 640 bytes each
+    assert kernel.rx_skb_room(100) == kernel.rx_skb_room(276) == 640 - 320 - 44
+    assert kernel.rx_skb_room(277) == 1024 - 320 - 44
 
 
 def test_fwd_cnt_moves_only_by_whole_skbs():

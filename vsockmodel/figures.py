@@ -185,7 +185,7 @@ def rx_buffer_layouts(ax):
 
     hdr = kernel.VIRTIO_VSOCK_HDR_SIZE
     page = 4096
-    shinfo = page - (kernel.RX_BUF_PAYLOAD_6_17 + hdr)          # skb_shared_info
+    shinfo = kernel.SKB_SHARED_INFO_SIZE
     skb_struct = kernel.SKB_TRUESIZE_0 - shinfo                # aligned struct sk_buff
     pkt_rest = 64                                              # the rest of virtio_vsock_pkt (not to scale)
     head_x = 520                                               # where the data allocation starts
@@ -238,9 +238,9 @@ def rx_buffer_layouts(ax):
                     bbox=dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none"))
         box(head_x + hdr + payload + slack_w, y, shinfo, "shinfo", f"shinfo\n{shinfo} B", fontsize=7)
         total = hdr + payload + shinfo
-        asked = -(-(hdr + payload) // kernel.SMP_CACHE_BYTES) * kernel.SMP_CACHE_BYTES + shinfo
+        asked, allocated = kernel.rx_skb_head(payload)
         what = (f"head: {total} B = one 4 KiB page" if head_total else
-                f"head: {asked} B asked, {kernel.kmalloc_size_roundup(asked) // 1024} KiB kmalloc'd")
+                f"head: {asked} B asked, {allocated // 1024} KiB kmalloc'd")
         alloc(head_x + total + slack_w, y, what, right=True)
         desc(head_x, hdr + payload, y, f"one descriptor: {hdr} + {payload} = {hdr + payload} B")
     # scale bar and colour key

@@ -100,22 +100,41 @@ def kmalloc_size_roundup(size: int) -> int:
     return 1 << max(0, size - 1).bit_length()
 
 
+# net/core/skbuff.c: heads of at most SKB_SMALL_HEAD_CACHE_SIZE bytes come from
+# their own slab cache (skb_small_head_cache) and are that size. It is
+# SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD)): 640 on a usual x86_64
+# build (it depends on the configuration through MAX_TCP_HEADER).
+SKB_SMALL_HEAD_CACHE_SIZE = 640
+
+
+def rx_skb_head(rx_buf_payload: int) -> tuple[int, int]:
+    """(bytes asked for, bytes allocated) for the head of one guest RX skb.
+
+    virtio_vsock_alloc_skb() calls alloc_skb(rx_buf_payload + 44);
+    kmalloc_reserve() (net/core/skbuff.c) asks for SKB_HEAD_ALIGN(size): the
+    size aligned to the cache line (SKB_DATA_ALIGN) plus the aligned
+    skb_shared_info, and gets a small-head slab object or the kmalloc size.
+    """
+    def align(n: int) -> int:
+        return -(-n // SMP_CACHE_BYTES) * SMP_CACHE_BYTES
+
+    asked = align(rx_buf_payload + VIRTIO_VSOCK_SKB_HEADROOM) + align(SKB_SHARED_INFO_SIZE)
+    if asked <= SKB_SMALL_HEAD_CACHE_SIZE:
+        return asked, SKB_SMALL_HEAD_CACHE_SIZE
+    return asked, kmalloc_size_roundup(asked)
+
+
 def rx_skb_room(rx_buf_payload: int) -> int:
     """Payload bytes an RX skb can hold behind its header: its tailroom when empty.
 
-    virtio_vsock_alloc_skb() calls alloc_skb(rx_buf_payload + 44) and reserves
-    the header; __alloc_skb() (net/core/skbuff.c) rounds the head up with
-    SKB_DATA_ALIGN, adds the skb_shared_info, lets kmalloc_reserve() round the
-    whole to the kmalloc size and sets skb->end to what is left of it
-    (SKB_WITH_OVERHEAD). So a 6.17 buffer (3776 + 320 = 4096 bytes) has no
+    __alloc_skb() (net/core/skbuff.c) gets the head from kmalloc_reserve()
+    (rx_skb_head) and sets skb->end to what the allocation leaves before the
+    skb_shared_info (SKB_WITH_OVERHEAD); virtio_vsock_alloc_skb() reserves the
+    header in front. So a 6.17 buffer (3776 + 320 = 4096 bytes) has no
     slack, 3732 bytes of room, while a 6.3 buffer (4160 + 320 bytes, an 8 KiB
     allocation) has 7828 bytes of room, the waste 03a92f036a04 removed ("so
     that the entire thing fits exactly into a single 4KiB page"). The tail-copy
     of small packets (virtio_transport_recv_enqueue) may use all of it.
     """
-    def align(n: int) -> int:
-        return -(-n // SMP_CACHE_BYTES) * SMP_CACHE_BYTES
-
-    head = align(rx_buf_payload + VIRTIO_VSOCK_SKB_HEADROOM) + align(SKB_SHARED_INFO_SIZE)
-    end = kmalloc_size_roundup(head) - align(SKB_SHARED_INFO_SIZE)
-    return end - VIRTIO_VSOCK_SKB_HEADROOM
+    _, allocated = rx_skb_head(rx_buf_payload)
+    return allocated - SKB_SHARED_INFO_SIZE - VIRTIO_VSOCK_SKB_HEADROOM

@@ -277,6 +277,11 @@ class Task:
                 return
 
     @property
+    def exited(self) -> bool:
+        """main() has returned (the task was started and will not run again)."""
+        return self._send is None
+
+    @property
     def t(self) -> float:
         """This task's virtual time: env.now plus the work it has not yielded."""
         return self.env._now + self.acc

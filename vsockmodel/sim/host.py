@@ -82,6 +82,16 @@ class Sender(Task):
     records those ownership intervals in ``sock.held`` for vhost, which needs
     the same lock for every guest packet. In ping-pong mode it waits for the
     guest's reply after each send.
+
+    Simplifications of ``host_lock``, which make it the upper bound of the
+    lock's effect on vhost: all of a send()'s CPU time counts as owned,
+    syscall entry and exit included, so back-to-back sends leave vhost no gap;
+    the sender never waits for vhost's own short holds; the lock taken by the
+    ping-pong recv() and by the final close is not recorded.
+
+    Invariant vhost relies on: an interval is recorded when it ends
+    (release_sock), so the sender never yields between lock_sock and
+    release_sock; it yields only after release_sock, or while it waits.
     """
 
     __slots__ = ("sock", "vhost", "blocked", "replies")
@@ -282,6 +292,7 @@ class Vhost(Task):
         now = self.env._now
         return (r if r >= now else now) + self.lookahead    # max(r, now): no call
 
+    # host_lock_sock() and handle_tx(): why vhost stopped before a guest packet
     WAITED, MUST_SYNC = 1, 2
 
     def host_lock_sock(self) -> int:
@@ -290,10 +301,15 @@ class Vhost(Task):
 
         While vsock_perf is inside send() it owns the lock, and vhost sleeps on
         sk_lock.wq until release_sock() wakes it; it runs a host wake-up latency
-        later, and by then the sender, looping on send(), may own the lock again
-        (the same race as on the guest socket, sock.py). The sender's ownership
-        is known up to its own virtual time; if that is behind ours, the caller
-        lets it run first.
+        later, and by then a sender still looping on send() owns the lock again
+        (the same race as on the guest socket, sock.py): vhost gets it only once
+        the sender waits for credit. The sender's ownership is known up to its
+        own virtual time; if that is behind ours, the caller lets it run first.
+        All of vhost_tx_pkt_ns waits behind the lock (in the kernel the
+        descriptor fetch and the copy come before lock_sock), and the sleep
+        itself costs vhost no CPU time. The extra synchronisations change the
+        order of random draws, so a run with ``host_lock`` differs slightly
+        from one without even when vhost never waits.
         """
         t = self.env._now + self.acc
         held = self.sock.held
@@ -307,7 +323,7 @@ class Vhost(Task):
             return self.WAITED
         sender = self.sender
         known = sender.resume_at
-        if sender._send is not None and known is not None and known <= t:
+        if not sender.exited and known is not None and known <= t:
             return self.MUST_SYNC
         return 0
 
