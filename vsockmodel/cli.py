@@ -115,6 +115,9 @@ def cmd_run(a) -> int:
         ("reader lock wait, mean / p95", "{mean:.2f} / {p95:.2f} us".format(**r.lock_wait_us["reader"])),
         ("worker lock wait, mean / p95", "{mean:.2f} / {p95:.2f} us".format(**r.lock_wait_us["worker"])),
         ("RX worker CPU utilisation", f"{100 * r.utilization['worker']:.0f} %"),
+        ("host sender busy / waits for credit",
+         f"{100 * r.utilization['sender']:.0f} % / {r.counters['sender_blocked']}"),
+        ("host_lock_waits (vhost slept on the lock)", f"{r.counters['host_lock_waits']}"),
     ]
     width = max(len(k) for k, _ in rows)
     print("\nAnswers:" if a.quiz else "Results:")
