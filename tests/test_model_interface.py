@@ -162,6 +162,20 @@ def test_cli_run_json_has_the_documented_fields():
     assert d["params"]["variant"] == "p1-p3" and d["params"]["payload"] == 4096
 
 
+def test_cli_host_lock_flag_reaches_the_model_and_its_counters():
+    on = json.loads(cli("run", "--variant", "p1-p5", "--payload", "256", "--transfer", "256K",
+                        "--host-lock", "--json").stdout)
+    off = json.loads(cli("run", "--variant", "p1-p5", "--payload", "256", "--transfer", "256K",
+                         "--json").stdout)
+    assert on["params"]["host_lock"] is True and off["params"]["host_lock"] is False
+    assert on["counters"]["host_lock_waits"] > 0 == off["counters"]["host_lock_waits"]
+    text = cli("run", "--variant", "p1-p5", "--payload", "256", "--transfer", "256K", "--host-lock").stdout
+    assert "ARG host_lock True" in text and "host_lock_waits" in text
+    from vsockmodel.cli import build_parser
+    assert build_parser().parse_args(["validate", "--host-lock"]).host_lock is True
+    assert build_parser().parse_args(["validate"]).host_lock is False
+
+
 def test_cli_pingpong_json_has_rtt():
     d = json.loads(cli("run", "--workload", "pingpong", "--requests", "50", "--json").stdout)
     assert d["rtt_us"] > 0
