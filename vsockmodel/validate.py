@@ -129,6 +129,8 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
     (``table_seeds``). ``seeds`` overrides every table's seeds.
     """
     check_jobs(jobs)
+    if not isinstance(host_lock, bool):
+        raise ValueError(f"host_lock: expected True or False, got {host_lock!r}")
     costs = costs or default_costs()
     wanted: dict = {}
     for table, ((_, va), (_, vb), receiver) in _selected(tables, THROUGHPUT).items():
@@ -137,8 +139,6 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
     for table, ((_, va), (_, vb)) in _selected(tables, RTT).items():
         for c in (Config(v, p, "pingpong") for v in (va, vb) for p in RTT_PAYLOADS):
             wanted[c] = max(wanted.get(c, ()), table_seeds(table, seeds), key=len)
-    if not isinstance(host_lock, bool):
-        raise ValueError(f"host_lock: expected True or False, got {host_lock!r}")
     tasks = [(c, s, costs.to_dict(), packets, host_lock)
              for c in sorted(wanted, key=repr) for s in wanted[c]]
     jobs = jobs or min(len(tasks), os.cpu_count() or 1)
