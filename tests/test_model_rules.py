@@ -434,3 +434,34 @@ def test_validate_takes_the_host_lock_switch():
     assert off.keys() == on.keys() and off != on
     with pytest.raises(ValueError, match="host_lock"):
         validate.predict(host_lock="yes", **kw)
+
+
+def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
+    """virtio_transport_rx_work(): virtio_vsock_rx_fill() runs at ``out:`` only
+    when rx_buf_nr < rx_buf_max_nr / 2, and posts every free slot."""
+    from vsockmodel.sim.guest import RxWorker
+    seen = []
+    original = RxWorker.rx_fill
+
+    def checked_rx_fill(self):
+        vq = self.vq
+        assert vq.rx_buf_nr < vq.rx_buf_max_nr // 2
+        yield from original(self)
+        seen.append(vq.rx_buf_nr)
+
+    monkeypatch.setattr(RxWorker, "rx_fill", checked_rx_fill)
+    r = vm.run(variant="baseline", payload=4096)
+    assert seen and all(n == kernel.RX_RING_SIZE for n in seen)
+    assert len(seen) == r.counters["refills"]
+
+
+def test_vhost_waits_for_guest_buffers_only_when_credit_outlasts_the_ring():
+    """With 256 KiB of credit an RX worker run drains the whole ring before it
+    refills it, and vhost sleeps with data queued; with 16 KiB credit stops the
+    host first (chapter 2, exercise 6)."""
+    def waiting_share(buffer):
+        r = vm.run(variant="baseline", payload=4096, buffer=buffer)
+        return r.counters["vhost_no_rx_buf_ns"] / (1000 * r.sim_time_us)
+
+    assert waiting_share(kernel.VSOCK_DEFAULT_BUFFER_SIZE) > 0.2
+    assert waiting_share(16 * 1024) == 0

@@ -386,8 +386,13 @@ class Vhost(Task):
                     self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
                     continue
                 vq.vhost_notify = True                  # vhost_enable_notify()
+                # With data queued, the guest's RX ring is what vhost waits for:
+                # the guest refills it only when an rx_work run ends.
+                starved_since = env._now + self.acc if q else None
                 self.idle = Wakeup(self)
                 yield from self.sleep_on(self.idle)
+                if starved_since is not None:
+                    self.stats.vhost_no_rx_buf_ns += env._now - starved_since
                 continue
             # Work queued after our virtual time wakes this thread up: idle until
             # then, plus the host's wake-up latency.

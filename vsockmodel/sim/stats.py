@@ -32,6 +32,7 @@ class Stats:
     tx_work_runs: int = 0        # runs of virtio_transport_tx_work
     vhost_runs: int = 0
     vhost_signals: int = 0
+    vhost_no_rx_buf_ns: float = 0.0  # vhost asleep with data queued but no guest RX buffer
     used_publishes: int = 0      # used->idx updates (vhost_add_used / _n calls)
     refills: int = 0
     refill_bufs: int = 0
