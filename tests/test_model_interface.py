@@ -76,6 +76,9 @@ def test_pre_skb_has_no_metadata_budget():
     ({"payload": "4\nK"}, "payload", "suffix"),
     ({"batch_pkts": 1.0}, "batch_pkts", "[1, 4096]"),
     ({"rcvlowat": float("nan")}, "rcvlowat", "[1,"),
+    ({"rx_ring_size": 100}, "rx_ring_size", "power of two"),
+    ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
+    ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4096]"),
     # work that would take minutes: refused up front, naming what to change
     ({"recv_size": 1}, "recv_size", "recv_size >= 17"),
     ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 54]"),
@@ -174,6 +177,16 @@ def test_cli_host_lock_flag_reaches_the_model_and_its_counters():
     from vsockmodel.cli import build_parser
     assert build_parser().parse_args(["validate", "--host-lock"]).host_lock is True
     assert build_parser().parse_args(["validate"]).host_lock is False
+
+
+def test_cli_rx_ring_size_reaches_the_model():
+    args = ("run", "--payload", "4K", "--transfer", "2M", "--json")
+    big = json.loads(cli(*args, "--rx-ring-size", "1024").stdout)
+    default = json.loads(cli(*args).stdout)
+    assert big["params"]["rx_ring_size"] == 1024 and default["params"]["rx_ring_size"] == 128
+    assert big["counters"]["refills"] < default["counters"]["refills"]
+    out = cli("run", "--rx-ring-size", "100")
+    assert out.returncode == 2 and "rx_ring_size" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_cli_pingpong_json_has_rtt():

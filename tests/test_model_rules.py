@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 import vsockmodel as vm
 from vsockmodel import kernel, validate
 
+from model_support import guest
+
 VARIANTS = list(vm.VARIANTS)
 
 configs = st.fixed_dictionaries({
@@ -20,6 +22,7 @@ configs = st.fixed_dictionaries({
     "headroom_check": st.sampled_from([None, True, False]),
     "vhost_used_batch": st.booleans(),
     "host_lock": st.booleans(),
+    "rx_ring_size": st.sampled_from([8, 16, 128, 1024]),
     "seed": st.integers(0, 1000),
     "rcvlowat": st.sampled_from([1, 100, 4096]),
 })
@@ -214,24 +217,12 @@ def test_collapse_fills_each_new_skb_to_capacity():
 
 # ---- single rules, checked where a whole run cannot show them ------------------------------
 
-def _guest(buffer=4096, **kwargs):
-    """A guest socket and RX worker outside a run, to call one kernel function at a time."""
-    from vsockmodel.sim.engine import Sim
-    from vsockmodel.sim.guest import RxWorker
-    from vsockmodel.sim.sock import GuestSock
-    from vsockmodel.sim.virtqueue import RxVirtqueue
-    p, costs = vm.make_params(buffer=buffer, **kwargs)
-    sim = Sim(p, costs)
-    sk = GuestSock(sim)
-    return sk, RxWorker(sim, RxVirtqueue(), sk, None)
-
-
 def test_inc_rx_pkt_refuses_payload_beyond_buf_alloc():
     # virtio_transport_inc_rx_pkt(): buf_used + len <= buf_alloc, whatever the
     # peer's credit says (a host that ignores credit gets a reset, not memory).
     from vsockmodel.sim.virtqueue import Packet
     for variant in ("pre-skb", "baseline"):
-        sk, worker = _guest(buffer=4096, variant=variant)
+        sk, worker = guest(buffer=4096, variant=variant)
         assert worker.recv_enqueue(Packet(3000, 0))
         assert not worker.recv_enqueue(Packet(1097, 1))
         assert worker.recv_enqueue(Packet(1096, 1))         # exactly buf_alloc is allowed
@@ -286,7 +277,7 @@ def test_tail_copy_takes_packets_of_at_most_good_copy_len():
 def _tail_copies_into_one_skb(variant, rx_buf_payload, length):
     """Enqueue ``length``-byte packets until one opens a second skb; count the copies."""
     from vsockmodel.sim.virtqueue import Packet
-    sk, worker = _guest(buffer="256K", variant=variant, rx_buf_payload=rx_buf_payload)
+    sk, worker = guest(buffer="256K", variant=variant, rx_buf_payload=rx_buf_payload)
     n = 0
     while len(sk.rx_queue) < 2:
         assert worker.recv_enqueue(Packet(length, 0))
@@ -368,7 +359,7 @@ def test_space_update_runs_under_the_socket_lock_in_every_variant():
     # held the lock for it, so pre-skb and baseline hold it for the same steps.
     costs = vm.default_costs()
     for variant in ("pre-skb", "baseline"):
-        worker = _guest(variant=variant)[1]
+        worker = guest(variant=variant)[1]
         assert worker.cost_lookup == costs.recv_pkt_ns + costs.lookup_ns
         assert worker.cost_locked == pytest.approx(
             costs.lock_ns + costs.space_update_ns + costs.write_space_ns + costs.enqueue_ns
@@ -380,10 +371,10 @@ def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
     # extra reference); patch 3 reuses the batch's socket for the same flow.
     import dataclasses
     from vsockmodel import variants
-    with_reuse = _guest(variant="p1-p3")[1].cost_batched
+    with_reuse = guest(variant="p1-p3")[1].cost_batched
     monkeypatch.setitem(variants.VARIANTS, "p1-p3",
                         dataclasses.replace(variants.VARIANTS["p1-p3"], reuse_lookup=False))
-    without = _guest(variant="p1-p3")[1].cost_batched
+    without = guest(variant="p1-p3")[1].cost_batched
     assert without - with_reuse == pytest.approx(vm.default_costs().lookup_ns)
 
 
@@ -450,9 +441,17 @@ def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
         seen.append(vq.rx_buf_nr)
 
     monkeypatch.setattr(RxWorker, "rx_fill", checked_rx_fill)
-    r = vm.run(variant="baseline", payload=4096)
-    assert seen and all(n == kernel.RX_RING_SIZE for n in seen)
-    assert len(seen) == r.counters["refills"]
+    for ring in (kernel.RX_RING_SIZE, 16):
+        seen.clear()
+        r = vm.run(variant="baseline", payload=4096, rx_ring_size=ring)
+        assert seen and all(n == ring for n in seen)
+        assert len(seen) == r.counters["refills"]
+    # A worker that keeps up refills as soon as it is under half, not later.
+    at_entry = []
+    monkeypatch.setattr(RxWorker, "rx_fill",
+                        lambda self: at_entry.append(self.vq.rx_buf_nr) or original(self))
+    vm.run(variant="p1-p5", payload=4096)
+    assert kernel.RX_RING_SIZE // 4 <= max(at_entry) < kernel.RX_RING_SIZE // 2
 
 
 def test_vhost_waits_for_guest_buffers_only_when_credit_outlasts_the_ring():
@@ -465,3 +464,13 @@ def test_vhost_waits_for_guest_buffers_only_when_credit_outlasts_the_ring():
 
     assert waiting_share(kernel.VSOCK_DEFAULT_BUFFER_SIZE) > 0.2
     assert waiting_share(16 * 1024) == 0
+
+
+def test_a_larger_ring_shortens_vhost_waits_for_guest_buffers():
+    """The stop-and-go of a drained ring: eight times the entries, fewer refills,
+    a smaller share of the run waiting (chapter 2, exercise 6)."""
+    runs = {ring: vm.run(variant="baseline", payload=4096, rx_ring_size=ring) for ring in (128, 1024)}
+    share = {ring: r.counters["vhost_no_rx_buf_ns"] / (1000 * r.sim_time_us) for ring, r in runs.items()}
+    assert share[1024] < share[128] / 2
+    assert runs[1024].counters["refills"] < runs[128].counters["refills"] / 4
+    assert runs[1024].throughput_gbps > runs[128].throughput_gbps

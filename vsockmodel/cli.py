@@ -57,6 +57,8 @@ def _add_model_args(p, variant: bool = True):
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
     _bool_flag(p, "host-lock", "vhost must wait for the host socket's lock, which the sender "
                "owns for each whole send() (the worst case for vhost; default off)", False)
+    p.add_argument("--rx-ring-size", type=_int_arg, default=d.rx_ring_size,
+                   help="guest RX virtqueue entries, a power of two (QEMU's vhost-vsock: 128)")
     p.add_argument("--rcvlowat", type=_int_arg, default=d.rcvlowat, help="SO_RCVLOWAT")
     p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
 
@@ -68,7 +70,7 @@ def _model_kwargs(a) -> dict:
                 buffer=a.buffer, transfer=a.transfer, requests=a.requests,
                 rx_buf_payload=a.rx_buf_payload, batch_pkts=a.batch_pkts, batch_bytes=a.batch_bytes,
                 headroom_check=a.headroom_check, vhost_used_batch=a.vhost_used_batch,
-                host_lock=a.host_lock, rcvlowat=a.rcvlowat, seed=a.seed)
+                host_lock=a.host_lock, rx_ring_size=a.rx_ring_size, rcvlowat=a.rcvlowat, seed=a.seed)
 
 
 def _echo_args(params: dict) -> None:
@@ -180,7 +182,8 @@ def _run_replicated(a, p) -> int:
 # Parameters ``compare --a-set/--b-set NAME=VALUE`` may set on one side, and their types.
 _SETTABLE = {"variant": str, "payload": str, "recv_size": str, "buffer": str, "transfer": str,
              "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": int,
-             "requests": int, "headroom_check": bool, "vhost_used_batch": bool, "host_lock": bool}
+             "requests": int, "headroom_check": bool, "vhost_used_batch": bool, "host_lock": bool,
+             "rx_ring_size": int}
 
 
 def _parse_sets(items, flag: str) -> dict:

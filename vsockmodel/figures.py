@@ -285,7 +285,6 @@ def lock_timeline_annotated(ax, result, t0_us: float, span_us: float = 60.0):
     t1_us = t0_us + span_us
     rows = {"worker": 1.0, "reader": 0.0}
     trace = sorted(result.trace, key=lambda e: e[0])
-    last_reader = None
     for i, (t, actor, event, info) in enumerate(trace):
         tu = t / 1000
         if actor == "reader" and event == "sleep":
@@ -294,19 +293,14 @@ def lock_timeline_annotated(ax, result, t0_us: float, span_us: float = 60.0):
             if b > a:
                 ax.plot([a, b], [0.0, 0.0], color="#777777", lw=1.2, ls=(0, (3, 2)))
         if not t0_us <= tu <= t1_us:
-            if actor == "reader":
-                last_reader = event
             continue
         if actor == "worker" and event == "wake_reader":
             ax.annotate("", xy=(tu, 0.3), xytext=(tu, 0.72),
                         arrowprops=dict(arrowstyle="-|>", color=COLORS["vermillion"], lw=1.3,
                                         mutation_scale=9))
-        elif event == "futile_wakeup" or (actor == "reader" and event == "lock_wait"
-                                          and last_reader == "sleep"):
+        elif event == "futile_wakeup":
             ax.plot([tu], [rows[actor] - 0.36], "x", color=COLORS["vermillion"], markersize=6,
                     markeredgewidth=1.6)
-        if actor == "reader":
-            last_reader = event
 
 
 def timeline_legend():

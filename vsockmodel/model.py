@@ -32,7 +32,7 @@ def run(**kwargs) -> Result:
 
 def simulate(p: Params, costs: Costs) -> Result:
     sim = Sim(p, costs)
-    vq = RxVirtqueue()
+    vq = RxVirtqueue(p.rx_ring_size)
     sk = GuestSock(sim)
     host_sock = HostSocket(p.buffer)
     vhost = Vhost(sim, vq, host_sock)

@@ -21,6 +21,9 @@ MAX_PACKETS = 1_000_000
 MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * kernel.MiB
 MAX_SEED = 2**63 - 1
+# Guest RX ring sizes: a split virtqueue's size is a power of two; below 8 the
+# half-ring refill threshold leaves almost nothing to refill.
+MIN_RING, MAX_RING = 8, 4096
 
 # Default length of a stream run: enough packets for a throughput that is
 # stable to about 1-2 % (`python -m vsockmodel bench` measures it).
@@ -80,6 +83,7 @@ class Params:
     headroom_check: bool | None = None  # default: on for the batching variants
     vhost_used_batch: bool = False  # seed 002: vhost_add_used_n once per run
     host_lock: bool = False         # vhost waits out the sender's send() for the host socket's lock
+    rx_ring_size: int = kernel.RX_RING_SIZE  # guest RX virtqueue entries (QEMU's vhost-vsock: 128)
     rcvlowat: int = 1               # SO_RCVLOWAT
     seed: int = 1
     trace: bool = False
@@ -193,6 +197,12 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
                " bytes (vsock_set_rcvlowat refuses values above the buffer size)")
     _check_int("seed", p.seed, 0, MAX_SEED)
     _check_int("requests", p.requests, 1, MAX_REQUESTS)
+    _check_int("rx_ring_size", p.rx_ring_size, MIN_RING, MAX_RING,
+               f" entries, a power of two (a split virtqueue's size); QEMU's vhost-vsock offers "
+               f"{kernel.RX_RING_SIZE}")
+    if p.rx_ring_size & (p.rx_ring_size - 1):
+        raise ValueError(f"rx_ring_size: {p.rx_ring_size} is not a power of two; allowed powers of "
+                         f"two in [{MIN_RING}, {MAX_RING}] entries")
     for name in ("vhost_used_batch", "host_lock", "trace"):
         if not isinstance(getattr(p, name), bool):
             raise ValueError(f"{name}: expected True or False, got {getattr(p, name)!r}")

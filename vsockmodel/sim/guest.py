@@ -21,6 +21,7 @@ MAX_COLLAPSE_LEN = (4096 << 3) - kernel.VIRTIO_VSOCK_SKB_HEADROOM - 320
 SKB_TRUESIZE_0 = kernel.SKB_TRUESIZE_0
 GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
 OP_RW = kernel.VIRTIO_VSOCK_OP_RW
+rx_skb_has_headroom = kernel.rx_skb_has_headroom
 
 
 def _can_collapse(skb: "Skb") -> bool:
@@ -412,7 +413,7 @@ class RxWorker(Task):
         if sk.done:
             return False
         if self.check_headroom:
-            return (len(sk.rx_queue) + 1) * SKB_TRUESIZE_0 <= sk.buf_alloc
+            return rx_skb_has_headroom(len(sk.rx_queue), sk.buf_alloc)
         return True
 
     def recv_pkt_locked(self, pkt: Packet, batch: RxBatch | None) -> bool:

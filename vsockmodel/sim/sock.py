@@ -94,11 +94,13 @@ class GuestSock:
     def lock_sock_slow(self, task: Task, woken_for_data: bool = False):
         """__lock_sock(): sleep exclusively on sk_lock.wq until not owned."""
         stats = self.sim.stats
+        env = task.env
+        t0 = env._now + task.acc                            # task.t
         if woken_for_data:
             # Woken for data (sk_write_space or sk_data_ready) only to find the lock taken.
             stats.futile_wakeups[task.name] += 1
-        env = task.env
-        t0 = env._now + task.acc                            # task.t
+            if self.sim.trace is not None:
+                self.sim.log(t0, task.name, "futile_wakeup", why="woken for data, socket owned")
         while self.owned:
             ev = Wakeup(task)
             self.lock_wq.append((task, ev))
@@ -112,7 +114,7 @@ class GuestSock:
             if self.owned:
                 stats.futile_wakeups[task.name] += 1
                 if self.sim.trace is not None:
-                    self.sim.log(task.t, task.name, "futile_wakeup")
+                    self.sim.log(task.t, task.name, "futile_wakeup", why="lock taken again")
         stats.lock_wait[task.name].append(env._now + task.acc - t0)
 
     def release_sock(self, task: Task):

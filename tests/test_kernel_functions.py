@@ -1,0 +1,197 @@
+"""One kernel function at a time, at the edges a whole run seldom reaches:
+the metadata budget's boundary, the collapse of the receive queue, the
+reader's credit accounting, vhost's limits, the lock's bookkeeping, and the
+bounds of the parameters."""
+
+import pytest
+
+import vsockmodel as vm
+from vsockmodel import kernel
+from vsockmodel.sim.engine import Sim
+from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
+from vsockmodel.sim.sock import Skb
+from vsockmodel.sim.virtqueue import Packet, RxVirtqueue
+
+from model_support import guest, queue, reader
+
+TRUESIZE = kernel.SKB_TRUESIZE_0                   # 576: one metadata slot
+
+
+# ---- virtio_transport_inc_rx_pkt() and the batch's headroom check, at the boundary -------
+
+def test_the_metadata_budget_admits_exactly_buf_alloc():
+    # (qlen + 1) * SKB_TRUESIZE(0) <= buf_alloc: with two slots' worth of
+    # buf_alloc, the second skb fits and the third does not.
+    buffer = 2 * TRUESIZE
+    assert kernel.rx_skb_has_headroom(1, buffer) and not kernel.rx_skb_has_headroom(2, buffer)
+    sk, worker = guest(buffer=buffer)
+    assert worker.recv_enqueue(Packet(200, 0)) and worker.recv_enqueue(Packet(200, 1))
+    assert len(sk.rx_queue) == 2
+
+
+def test_the_batch_keeps_the_lock_while_one_more_slot_fits():
+    sk, worker = guest(buffer=2 * TRUESIZE, variant="p1-p3")
+    queue(sk, 200)
+    assert worker.recv_pkt_batchable()                  # (1 + 1) * 576 <= 1152
+    queue(sk, 200)
+    assert not worker.recv_pkt_batchable()
+
+
+# ---- virtio_transport_collapse_rx_queue() --------------------------------------------------
+
+def test_collapse_keeps_a_partly_read_skb_as_it_is():
+    # virtio_transport_can_collapse(): an skb the reader has started stays, so
+    # its offset (and the fwd_cnt it will return) is not lost.
+    sk, worker = guest(buffer="256K")
+    head, *_ = queue(sk, 200, 200, 200, 200, offsets={0: 50})
+    worker.collapse_rx_queue(1)
+    assert sk.rx_queue[0] is head and head.off == 50
+    assert [s.len for s in sk.rx_queue] == [200, 600]
+
+
+def test_collapse_sizes_the_new_skb_to_the_run_and_fills_it():
+    sk, worker = guest(buffer="256K")
+    queue(sk, 200, 200, 200)
+    worker.collapse_rx_queue(1)
+    assert [(s.len, s.room) for s in sk.rx_queue] == [(600, 0)]
+
+
+def test_collapse_stops_once_it_has_saved_enough():
+    # No new skb is started once min_to_free skbs are saved.
+    sk, worker = guest(buffer="256K")
+    queue(sk, 200, 200, 200, 200, 200, 200, offsets={3: 10})
+    worker.collapse_rx_queue(2)
+    assert [s.len for s in sk.rx_queue] == [600, 200, 200, 200]
+
+
+def test_collapse_leaves_skbs_with_nothing_to_merge_with():
+    sk, worker = guest(buffer="1M")
+    skbs = queue(sk, 20000, 20000)                      # together past MAX_COLLAPSE_LEN
+    worker.collapse_rx_queue(1)
+    assert list(sk.rx_queue) == skbs and worker.stats.collapse_allocs == 0
+
+
+def test_collapse_merges_up_to_an_order_3_skb():
+    # SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, 3): 32 KiB less header and shinfo.
+    sk, worker = guest(buffer="1M")
+    queue(sk, *[3000] * 10)
+    worker.collapse_rx_queue(1)
+    assert [s.len for s in sk.rx_queue] == [30000]
+
+
+def test_a_full_queue_collapses_to_make_room_for_this_packet_and_the_next():
+    # recv_enqueue(): qlen >= queue_max frees qlen + 2 - queue_max slots.
+    sk, worker = guest(buffer=4096)                     # queue_max 7
+    queue(sk, *[200] * 7, offsets={2: 50})
+    assert worker.recv_enqueue(Packet(200, 9))
+    assert [s.len for s in sk.rx_queue] == [400, 200, 800, 200]
+
+
+# ---- virtio_transport_stream_do_dequeue(): fwd_cnt, buf_used, credit updates ------------
+
+def test_a_credit_update_goes_when_free_space_falls_under_64k():
+    # free_space = buf_alloc - (fwd_cnt - last_fwd_cnt) < VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
+    sk, rd, host = reader(buffer="256K")
+    queue(sk, *[50000] * 5)
+    assert rd.stream_do_dequeue(200000) == 200000
+    assert host.updates == [200000]
+
+
+def test_no_credit_update_while_rcvlowat_bytes_remain():
+    sk, rd, host = reader(buffer="256K", rcvlowat=100)
+    queue(sk, 200, 100)
+    rd.stream_do_dequeue(200)
+    assert sk.rx_bytes == 100 and host.updates == []
+
+
+def test_a_partial_read_frees_nothing():
+    sk, rd, host = reader(buffer=8192)
+    queue(sk, 4096)
+    rd.stream_do_dequeue(64)
+    assert (sk.buf_used, sk.fwd_cnt, sk.rx_bytes) == (4096, 0, 4032)
+
+
+# ---- vhost_transport_do_send_pkt() ---------------------------------------------------------
+
+def _vhost(used_batch=False, **params):
+    class Worker:                                       # records vhost_signal()
+        signals = 0
+
+        def signal(self, t):
+            Worker.signals += 1
+
+    p, costs = vm.make_params(vhost_used_batch=used_batch, **params)
+    vq = RxVirtqueue(p.rx_ring_size)
+    vq.avail = 1000                                     # buffers are not the limit here
+    vhost = Vhost(Sim(p, costs), vq, HostSocket(peer_buf_alloc=1 << 30))
+    vhost.worker = Worker()
+    return vhost, vq
+
+
+def test_a_vhost_run_stops_when_it_reaches_vhost_weight_bytes():
+    vhost, vq = _vhost(rx_buf_payload=4096)
+    for i in range(200):
+        vhost.send_pkt_queue.append((0.0, HostSkb(4096, i)))
+    assert vhost.do_send_pkt(0, 0) is None
+    assert len(vq.used) == kernel.VHOST_VSOCK_WEIGHT // 4096 == 128
+
+
+def test_vhost_add_used_n_publishes_at_most_a_ring_at_a_time():
+    # used_limit = vq->num: a run of 256 buffers is two used->idx updates of 128.
+    vhost, vq = _vhost(used_batch=True)
+    for i in range(300):
+        vhost.send_pkt_queue.append((0.0, HostSkb(64, i)))
+    vhost.do_send_pkt(0, 0)
+    groups = {}
+    for t, _ in vq.used:
+        groups[t] = groups.get(t, 0) + 1
+    assert list(groups.values()) == [128, 128]
+
+
+# ---- lock_sock(): who waits for whom, and the futile wake-ups ------------------------------
+
+@pytest.mark.parametrize("variant,payload", [("p1-p3", 256), ("baseline", 4096)])
+def test_a_task_waits_for_the_lock_only_while_the_other_owns_it(variant, payload):
+    r = vm.run(variant=variant, payload=payload, trace=True)
+    owner, waits = None, 0
+    for _, actor, event, info in sorted(r.trace, key=lambda e: e[0]):
+        if event == "lock":
+            owner = actor
+        elif event == "unlock":
+            owner = None
+        elif event == "lock_wait":
+            waits += 1
+            assert info["owner"] == owner != actor
+    assert waits > 0
+
+
+def test_every_futile_wake_up_is_in_the_trace():
+    # Both kinds: woken for data only to find the socket owned, and woken from
+    # __lock_sock only to find the lock taken again (barging).
+    r = vm.run(variant="baseline", payload=4096, trace=True)
+    logged = [(actor, info["why"]) for _, actor, event, info in r.trace if event == "futile_wakeup"]
+    for task, n in r.futile_wakeups_by_task.items():
+        assert sum(actor == task for actor, _ in logged) == n
+    assert {why for _, why in logged} == {"woken for data, socket owned", "lock taken again"}
+
+
+# ---- the bounds of the parameters are the kernel's ----------------------------------------
+
+def test_rx_buf_payload_bounds():
+    assert vm.make_params(rx_buf_payload=kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)[0].buf_payload == 65536
+    for bad in (0, kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE + 1):
+        with pytest.raises(ValueError, match="rx_buf_payload"):
+            vm.make_params(rx_buf_payload=bad)
+
+
+def test_rcvlowat_may_be_the_whole_buffer_and_no_more():
+    assert vm.make_params(buffer=4096, rcvlowat=4096)[0].rcvlowat == 4096
+    with pytest.raises(ValueError, match="rcvlowat"):
+        vm.make_params(buffer=4096, rcvlowat=4097)
+
+
+def test_exactly_the_largest_number_of_recv_calls_is_accepted():
+    p, _ = vm.make_params(payload=1000, recv_size=1, transfer=1_000_000)
+    assert p.min_recv_calls == 1_000_000
+    with pytest.raises(ValueError, match="recv_size"):
+        vm.make_params(payload=1000, recv_size=1, transfer=1_001_000)
