@@ -354,6 +354,8 @@ class Vhost(Task):
         if self.tx_used and not status:
             # vhost_add_used() per buffer (in vhost_tx_pkt_ns), one vhost_signal()
             # when the queue is drained
+            if self.trace is not None:
+                self.sim.log(env._now + self.acc, "vhost", "tx_signal", bufs=self.tx_used)
             self.worker.tx_signal(env._now + self.acc, self.tx_used)
             self.tx_used = 0
         return status
