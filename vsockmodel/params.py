@@ -21,8 +21,9 @@ MAX_PACKETS = 1_000_000
 MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * kernel.MiB
 MAX_SEED = 2**63 - 1
-# Guest RX ring sizes: a split virtqueue's size is a power of two; below 8 the
-# half-ring refill threshold leaves almost nothing to refill.
+# Guest RX ring sizes: a split virtqueue's size is a power of two (the virtio
+# spec; vhost accepts up to 32768, QEMU's devices up to VIRTQUEUE_MAX_SIZE,
+# 1024). The bounds are the model's choice: wide enough for what-ifs.
 MIN_RING, MAX_RING = 8, 4096
 
 # Default length of a stream run: enough packets for a throughput that is

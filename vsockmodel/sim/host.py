@@ -385,7 +385,10 @@ class Vhost(Task):
                     continue
                 if tx:
                     # Nothing to send to the guest yet: idle until its next packet.
+                    idle_from = env._now + self.acc
                     self.idle_until(tx[0][0] + self.sim.latency(c.host_wake_latency_ns))
+                    if q:                               # data queued, no guest buffer
+                        self.stats.vhost_no_rx_buf_ns += env._now + self.acc - idle_from
                     continue
                 vq.vhost_notify = True                  # vhost_enable_notify()
                 # With data queued, the guest's RX ring is what vhost waits for:
