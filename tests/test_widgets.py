@@ -227,3 +227,11 @@ def test_png_is_opaque_and_white_backed():
         rgb = im.convert("RGB")
         assert im.mode in ("P", "RGB")
         assert min(rgb.getpixel((1, 1))) >= 250  # white (palette quantisation may give 254)
+
+
+def test_the_benchmark_times_slider_updates_of_a_built_explorer():
+    # Not a timing assertion (speed is for the benchmark): the benchmark's widget
+    # section runs, moves the sliders and reports each move's redraw time.
+    from vsockmodel.bench import widget_update_ms
+    w = widget_update_ms(moves=3)
+    assert w["moves"] == 3 and 0 < w["p50_ms"] <= w["max_ms"] and w["grid_build_s"] > 0

@@ -1,4 +1,5 @@
-"""Speed benchmark: simulated packets per wall-clock second against a bare simpy loop.
+"""Speed benchmark: simulated packets per wall-clock second against a bare simpy loop,
+and the update latency of an explorer widget.
 
 The reference is the cheapest useful simpy program: a producer that waits a
 timeout and puts an item in a Store, and a consumer that gets it. It is timed
@@ -75,6 +76,46 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = REP
             "difference_pct": 100 * (short.throughput_gbps / long.throughput_gbps - 1)}
 
 
+def widget_update_ms(moves: int = 30) -> dict | None:
+    """Slider updates of an explorer like the book's, with a kernel: the chapter 2
+    pattern (throughput and cycles per byte against payload, one slider for the
+    payload and one for the buffer). Every grid position is computed first, as
+    the book does when it is built; then each move redraws one figure, which is
+    what a reader waits for. None if the widget libraries are not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        from .figures import sweep
+        from .seeddata import SERIES_PAYLOADS
+        from .style import fmt_size, label
+        from .widgets import explorer
+    except ImportError:
+        return None
+    payloads = list(SERIES_PAYLOADS)
+
+    def draw(fig, payload, buffer):
+        ax, bx = fig.subplots(1, 2)
+        for a, metric in ((ax, "throughput_gbps"), (bx, "rx_cycles_per_byte")):
+            a.plot(payloads, sweep("baseline", payloads, metric, buffer=buffer), "-o")
+            a.plot([payload], [sweep("baseline", [payload], metric, buffer=buffer)[0]], "o", ms=10)
+            a.set_xscale("log", base=2)
+        label(ax, x="payload (bytes)", y="throughput (Gbit/s)")
+        label(bx, x="payload (bytes)", y="guest CPU1 cycles per byte (cycles/B)")
+
+    ex = explorer(draw, {"payload": payloads, "buffer": [16384, 65536, 262144]},
+                  alt="Throughput and cycles per byte against payload, buffer {buffer}",
+                  formats={"payload": fmt_size, "buffer": fmt_size}).build()
+    grid = [(p, b) for p in payloads for b in (16384, 65536, 262144)]
+    times = []
+    for i in range(moves):
+        p, b = grid[(7 * i + 3) % len(grid)]       # a fixed, scattered walk over the grid
+        ex.select(payload=p, buffer=b)
+        times.append(1000 * ex.last_update_s)
+    times.sort()
+    return {"moves": moves, "grid_build_s": ex.build_s, "p50_ms": statistics.median(times),
+            "p95_ms": times[max(0, round(0.95 * moves) - 1)], "max_ms": times[-1]}
+
+
 def measure(quick: bool = False) -> dict:
     repeats = 2 if quick else REPEATS
     bare = bare_simpy_items_per_s(repeats=repeats)
@@ -85,7 +126,8 @@ def measure(quick: bool = False) -> dict:
             rows.append({"variant": variant, "payload": payload, "packets": packets,
                          "packets_per_s": rate, "ratio": rate / bare})
     stable = [stability(v, p, repeats) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
-    return {"bare_simpy_items_per_s": bare, "model": rows, "stability": stable}
+    return {"bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
+            "widget": widget_update_ms(10 if quick else 30)}
 
 
 def main(quick: bool = False, as_json: bool = False) -> int:
@@ -103,4 +145,12 @@ def main(quick: bool = False, as_json: bool = False) -> int:
               f"{s['wall_ms_median']:6.1f} ms (best {s['wall_ms_best']:.1f})  "
               f"{s['throughput_gbps']:.3f} vs {s['throughput_10x_gbps']:.3f} Gbit/s "
               f"({s['difference_pct']:+.2f} %)")
+    w = m["widget"]
+    if w is None:
+        print("\nWidget update latency: skipped (ipywidgets or matplotlib not installed)")
+    else:
+        print(f"\nWidget update latency, with a kernel (a two-slider explorer like chapter 2's, "
+              f"grid built in {w['grid_build_s']:.1f} s):\n  {w['moves']} slider moves: "
+              f"p50 {w['p50_ms']:.0f} ms, p95 {w['p95_ms']:.0f} ms, max {w['max_ms']:.0f} ms "
+              f"(scripts/bench-explorer times the book's own explorers)")
     return 0
