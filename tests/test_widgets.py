@@ -234,4 +234,5 @@ def test_the_benchmark_times_slider_updates_of_a_built_explorer():
     # section runs, moves the sliders and reports each move's redraw time.
     from vsockmodel.bench import widget_update_ms
     w = widget_update_ms(moves=3)
+    assert w is not None, "ipywidgets and matplotlib are installed for the book"
     assert w["moves"] == 3 and 0 < w["p50_ms"] <= w["max_ms"] and w["grid_build_s"] > 0
