@@ -99,8 +99,9 @@ def widget_update_ms(moves: int = 30) -> dict | None:
     def draw(fig, payload, buffer):
         ax, bx = fig.subplots(1, 2)
         for a, metric in ((ax, "throughput_gbps"), (bx, "rx_cycles_per_byte")):
-            a.plot(payloads, sweep("baseline", payloads, metric, buffer=buffer), "-o")
-            a.plot([payload], [sweep("baseline", [payload], metric, buffer=buffer)[0]], "o", ms=10)
+            ys = sweep("baseline", payloads, metric, buffer=buffer)
+            a.plot(payloads, ys, "-o")
+            a.plot([payload], [ys[payloads.index(payload)]], "o", ms=10)
             a.set_xscale("log", base=2)
         label(ax, x="payload (bytes)", y="throughput (Gbit/s)")
         label(bx, x="payload (bytes)", y="guest CPU1 cycles per byte (cycles/B)")

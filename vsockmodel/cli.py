@@ -121,7 +121,7 @@ def cmd_run(a) -> int:
          f"{100 * r.utilization['sender']:.0f} % / {r.counters['sender_blocked']}"),
         ("host_lock_waits (vhost slept on the lock)", f"{r.counters['host_lock_waits']}"),
         ("vhost asleep for want of guest RX buffers",
-         f"{r.counters['vhost_no_rx_buf_ns'] / (10 * r.sim_time_us):.0f} % of the run"),
+         f"{100 * r.vhost_no_rx_buf_share():.0f} % of the run"),
     ]
     width = max(len(k) for k, _ in rows)
     print("\nAnswers:" if a.quiz else "Results:")

@@ -70,6 +70,12 @@ class Result:
         lock_wait = sum(self.raw.get("lock_wait_ns", {}).get("worker", ())) / elapsed
         return {"busy": busy, "lock_wait": lock_wait, "idle": max(0.0, 1.0 - busy - lock_wait)}
 
+    def vhost_no_rx_buf_share(self) -> float:
+        """Share of the run vhost spent asleep with data queued but no guest RX
+        buffer to put it in: the RX ring's stop-and-go (the guest refills the
+        ring only when a run of its RX worker ends)."""
+        return self.counters["vhost_no_rx_buf_ns"] / (self.sim_time_us * 1000)
+
     @property
     def dropped(self) -> bool:
         return self.resets > 0

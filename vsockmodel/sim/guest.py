@@ -18,7 +18,6 @@ from .virtqueue import Packet, RxVirtqueue
 # SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, PAGE_ALLOC_COSTLY_ORDER) with 4 KiB
 # pages and a 320-byte skb_shared_info: (4096 << 3) - 44 - 320.
 MAX_COLLAPSE_LEN = (4096 << 3) - kernel.VIRTIO_VSOCK_SKB_HEADROOM - 320
-SKB_TRUESIZE_0 = kernel.SKB_TRUESIZE_0
 GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
 OP_RW = kernel.VIRTIO_VSOCK_OP_RW
 rx_skb_has_headroom = kernel.rx_skb_has_headroom
@@ -493,7 +492,7 @@ class RxWorker(Task):
                 self.collapse_rx_queue(qlen + 2 - sk.queue_max)
                 qlen = len(q)
             # virtio_transport_inc_rx_pkt(): payload budget, then metadata budget
-            if buf_used > sk.buf_alloc or (qlen + 1) * SKB_TRUESIZE_0 > sk.buf_alloc:
+            if buf_used > sk.buf_alloc or not rx_skb_has_headroom(qlen, sk.buf_alloc):
                 return False
         elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
             # (The old code lowered rx_bytes only when a whole packet was read;
