@@ -410,6 +410,35 @@ def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant,
             assert t_next == info["until"]
 
 
+@pytest.mark.parametrize("host_lock", [False, True])
+def test_vhost_signals_the_tx_queue_only_once_it_is_drained(monkeypatch, host_lock):
+    # vhost_vsock_handle_tx_kick() loops until the guest's TX queue is empty and
+    # calls vhost_signal() once, after the loop. With the host lock, vhost may
+    # stop part-way (asleep in lock_sock, or for the simulation to let the
+    # sender catch up): no signal then, the rest of the queue comes first.
+    from vsockmodel.sim.guest import RxWorker
+    from vsockmodel.sim.host import Vhost
+
+    vhosts, early, signals = [], [], []
+    handle_tx, tx_signal = Vhost.handle_tx, RxWorker.tx_signal
+
+    def spy_handle_tx(self):
+        vhosts.append(self)
+        return handle_tx(self)
+
+    def spy_tx_signal(self, ts, bufs):
+        signals.append(bufs)
+        early.extend(entry for entry in vhosts[-1].tx_queue if entry[0] <= ts)
+        return tx_signal(self, ts, bufs)
+
+    monkeypatch.setattr(Vhost, "handle_tx", spy_handle_tx)
+    monkeypatch.setattr(RxWorker, "tx_signal", spy_tx_signal)
+    r = vm.run(variant="baseline", payload=200_000, transfer=200_000 * 400, host_lock=host_lock)
+    assert signals and min(signals) >= 1
+    assert sum(signals) == r.counters["guest_tx_pkts"]
+    assert not early, f"{len(early)} guest packets were due when vhost signalled"
+
+
 def test_without_the_host_lock_vhost_never_waits():
     # The default is the lower bound of the host lock's effect: vhost never waits.
     r = vm.run(variant="p1-p5", payload=256)
