@@ -158,6 +158,18 @@ def test_cli_compare_sets_a_parameter_on_one_side_only():
     assert d["change_ci_low"] > 0          # a batch of one packet is the slower side
 
 
+def test_cli_compare_echoes_each_sides_own_settings():
+    # A variant brings defaults of its own (headroom_check, rx_buf_payload), and
+    # --b-set changes one side: the echo must not print side A's value as shared.
+    quiz = cli("compare", "--variants", "baseline", "p1-p5", "--b-set", "vhost_used_batch=true",
+               "--quiz").stdout.splitlines()
+    assert "ARG headroom_check A=False B=True" in quiz
+    assert "ARG vhost_used_batch A=False B=True" in quiz
+    assert "ARG payload 4096" in quiz and "ARG seed 1" in quiz
+    quiz = cli("compare", "--variants", "pre-skb", "baseline", "--quiz").stdout.splitlines()
+    assert "ARG rx_buf_payload A=4096 B=3732" in quiz
+
+
 @pytest.mark.parametrize("args", [
     ["compare", "--b-set", "bogus=1"], ["compare", "--b-set", "batch_pkts=0"],
     ["compare", "--a-set", "headroom_check=maybe"], ["compare", "--b-set", "batch_pkts"],

@@ -210,12 +210,17 @@ def _parse_sets(items, flag: str) -> dict:
     return out
 
 
-def _echo_compare_args(side_a: dict, side_b: dict, p, replications: int) -> None:
+def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: int) -> None:
+    """The two sides, then every setting: one value if both sides run with it,
+    ``A=... B=...`` if a side or its variant's defaults make them differ."""
     from .replications import side_label
 
-    common = {k: v for k, v in p.to_dict().items() if k != "variant"}
-    _echo_args({"A": side_label(side_a), "B": side_label(side_b)} | common
-               | {"replications": replications})
+    pa, pb = (make_params(**(kwargs | side))[0].to_dict() for side in (side_a, side_b))
+    echo = {"A": side_label(side_a), "B": side_label(side_b)}
+    for k, va in pa.items():
+        if k != "variant":
+            echo[k] = va if va == pb[k] else f"A={va} B={pb[k]}"
+    _echo_args(echo | {"replications": replications})
 
 
 def cmd_compare(a) -> int:
@@ -228,10 +233,10 @@ def cmd_compare(a) -> int:
     side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
     for side in (side_a, side_b):                               # validate before printing anything
         check_replications(a.replications, 2, kwargs | side)
-    p, _ = make_params(**(kwargs | {"variant": side_a["variant"]}))   # the settings both share
+    p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute and not a.json:
-        _echo_compare_args(side_a, side_b, p, a.replications)
+        _echo_compare_args(side_a, side_b, kwargs, a.replications)
         print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs A and B: a pair.")
         print(f"\nQuestions: which of A and B has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
               "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
@@ -241,7 +246,7 @@ def cmd_compare(a) -> int:
     if a.json:
         print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_compare_args(side_a, side_b, p, a.replications)
+    _echo_compare_args(side_a, side_b, kwargs, a.replications)
     la, lb = c.a, c.b
     ca, cb = (la, lb) if max(len(la), len(lb)) <= 10 else ("A", "B")
     name, unit, _ = _METRIC_NAMES[metric]
