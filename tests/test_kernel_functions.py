@@ -187,9 +187,16 @@ def test_rx_buf_payload_bounds():
 
 
 def test_rcvlowat_may_be_the_whole_buffer_and_no_more():
-    assert vm.make_params(buffer=4096, rcvlowat=4096)[0].rcvlowat == 4096
+    # vsock_set_rcvlowat() refuses a value above the buffer size ...
+    assert vm.make_params(buffer=4096, rcvlowat=4096, recv_size=4095)[0].rcvlowat == 4096
     with pytest.raises(ValueError, match="rcvlowat"):
-        vm.make_params(buffer=4096, rcvlowat=4097)
+        vm.make_params(buffer=4096, rcvlowat=4097, recv_size=4095)
+    # ... and __vsock_stream_recvmsg() fails a recv() with ENOMEM when its target,
+    # min(rcvlowat, len), is not below the buffer size (stream_rcvhiwat).
+    assert vm.make_params(buffer=4096, rcvlowat=4095)[0].rcvlowat == 4095
+    for recv_size in (65536, 4096):
+        with pytest.raises(ValueError, match="rcvlowat.*ENOMEM"):
+            vm.make_params(buffer=4096, rcvlowat=4096, recv_size=recv_size)
 
 
 def test_exactly_the_largest_number_of_recv_calls_is_accepted():
@@ -197,3 +204,11 @@ def test_exactly_the_largest_number_of_recv_calls_is_accepted():
     assert p.min_recv_calls == 1_000_000
     with pytest.raises(ValueError, match="recv_size"):
         vm.make_params(payload=1000, recv_size=1, transfer=1_001_000)
+
+
+def test_vhost_exceeds_weight_at_its_two_boundaries():
+    # vhost_exceeds_weight(): pkts >= weight || total_len >= byte_weight, with
+    # vsock's VHOST_VSOCK_PKT_WEIGHT and VHOST_VSOCK_WEIGHT (payload bytes).
+    pkts, nbytes = kernel.VHOST_VSOCK_PKT_WEIGHT, kernel.VHOST_VSOCK_WEIGHT
+    assert not kernel.vhost_exceeds_weight(pkts - 1, nbytes - 1)
+    assert kernel.vhost_exceeds_weight(pkts, 0) and kernel.vhost_exceeds_weight(1, nbytes)

@@ -50,7 +50,9 @@ GOOD_COPY_LEN = 128
 # net/vmw_vsock/af_vsock.c: the socket buffer's default size, and the default
 # of its lower bound (vsk->buffer_min_size: vsock_update_buffer_size() clamps
 # SO_VM_SOCKETS_BUFFER_SIZE to it; SO_VM_SOCKETS_BUFFER_MIN_SIZE can lower it,
-# but the model keeps the default).
+# but the model keeps the default). The upper bound, VSOCK_DEFAULT_BUFFER_MAX_SIZE,
+# is also 256 KiB; the model allows larger buffers as vsock_perf does, which
+# raises SO_VM_SOCKETS_BUFFER_MAX_SIZE before it sets the size.
 VSOCK_DEFAULT_BUFFER_SIZE = 256 * KiB
 VSOCK_DEFAULT_BUFFER_MIN_SIZE = 128
 # include/linux/virtio_vsock.h: the largest buf_alloc virtio advertises.
@@ -73,6 +75,13 @@ VIRTIO_VSOCK_OP_RW = 5
 # Seed series, patch 2/5 (virtio_transport.c): the RX lock batch bound.
 VIRTIO_TRANSPORT_RX_BATCH_MAX_PKTS = 64
 VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES = VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
+
+
+def vhost_exceeds_weight(pkts: int, total_len: int) -> bool:
+    """drivers/vhost/vhost.c, with vsock's weights: end this run of
+    vhost_transport_do_send_pkt() after ``pkts`` buffers carrying ``total_len``
+    bytes of payload (the loop adds payload_len, not the header)."""
+    return pkts >= VHOST_VSOCK_PKT_WEIGHT or total_len >= VHOST_VSOCK_WEIGHT
 
 
 def queue_max(buf_alloc: int) -> int:
@@ -102,8 +111,9 @@ def kmalloc_size_roundup(size: int) -> int:
 
 # net/core/skbuff.c: heads of at most SKB_SMALL_HEAD_CACHE_SIZE bytes come from
 # their own slab cache (skb_small_head_cache) and are that size. It is
-# SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD)): 640 on a usual x86_64
-# build (it depends on the configuration through MAX_TCP_HEADER).
+# SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD_PAD)): 640 on a usual x86_64
+# build (it depends on the configuration through MAX_TCP_HEADER). RX buffers
+# are far larger, so only the threshold matters here.
 SKB_SMALL_HEAD_CACHE_SIZE = 640
 
 
@@ -134,7 +144,8 @@ def rx_skb_room(rx_buf_payload: int) -> int:
     slack, 3732 bytes of room, while a 6.3 buffer (4160 + 320 bytes, an 8 KiB
     allocation) has 7828 bytes of room, the waste 03a92f036a04 removed ("so
     that the entire thing fits exactly into a single 4KiB page"). The tail-copy
-    of small packets (virtio_transport_recv_enqueue) may use all of it.
+    of small packets (virtio_transport_recv_enqueue) may use all of it but one
+    byte: it needs skb->len < skb_tailroom(last_skb).
     """
     _, allocated = rx_skb_head(rx_buf_payload)
     return allocated - SKB_SHARED_INFO_SIZE - VIRTIO_VSOCK_SKB_HEADROOM

@@ -196,6 +196,13 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     _check_int("batch_bytes", p.batch_bytes, 1, MAX_SIZE, " bytes")
     _check_int("rcvlowat", p.rcvlowat, 1, p.buffer,
                " bytes (vsock_set_rcvlowat refuses values above the buffer size)")
+    if min(p.rcvlowat, p.recv_size) >= p.buffer:
+        # __vsock_stream_recvmsg(): target = sock_rcvlowat() = min(rcvlowat, len);
+        # target >= stream_rcvhiwat (the buffer size) fails every recv() with ENOMEM.
+        raise ValueError(f"rcvlowat: a recv() of recv_size={p.recv_size} would wait for "
+                         f"{min(p.rcvlowat, p.recv_size)} bytes, not below buffer={p.buffer} "
+                         f"(the kernel fails it with ENOMEM); allowed [1, {p.buffer - 1}] bytes "
+                         f"when recv_size >= buffer")
     _check_int("seed", p.seed, 0, MAX_SEED)
     _check_int("requests", p.requests, 1, MAX_REQUESTS)
     _check_int("rx_ring_size", p.rx_ring_size, MIN_RING, MAX_RING,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 
 from .. import kernel
-from ..kernel import VHOST_VSOCK_PKT_WEIGHT, VHOST_VSOCK_WEIGHT
+from ..kernel import vhost_exceeds_weight
 from .engine import Sim, Task, Wakeup
 from .virtqueue import Packet, RxVirtqueue
 
@@ -176,8 +176,9 @@ class Sender(Task):
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
         if not pingpong:
-            # vsock_perf closes the socket: vsock_shutdown() sends OP_SHUTDOWN,
-            # which needs no credit and follows the last data in order. It is
+            # vsock_perf closes the socket: virtio_transport_release() ->
+            # virtio_transport_close() -> virtio_transport_shutdown() sends
+            # OP_SHUTDOWN, which needs no credit and follows the last data in order. It is
             # what wakes a reader still waiting for SO_RCVLOWAT bytes at the end.
             self.work(send_ns)
             queue(env._now + self.acc, HostSkb(0, p.writes, kernel.VIRTIO_VSOCK_OP_SHUTDOWN))
@@ -459,8 +460,8 @@ class Vhost(Task):
                 q.popleft()
             pkts += 1
             total_len += payload_len
-            if pkts >= VHOST_VSOCK_PKT_WEIGHT or total_len >= VHOST_VSOCK_WEIGHT:
-                break                                   # vhost_exceeds_weight(): requeue
+            if vhost_exceeds_weight(pkts, total_len):
+                break                                   # requeue the work
         if self.pending_used:
             self._add_used_n(self.pending_used)
         if pkts:

@@ -164,10 +164,13 @@ class Reader(Task):
         """virtio_transport_send_credit_update(): OP_CREDIT_UPDATE carrying fwd_cnt.
 
         virtio_transport_send_pkt() (net/vmw_vsock/virtio_transport.c) takes the
-        fast path when send_pkt_queue is empty, which it always is here (the
-        guest sends nothing else): virtio_transport_send_skb_fast_path() does
-        mutex_trylock(tx_lock), virtqueue_add_sgs and virtqueue_kick *in the
-        caller's context*. The caller is virtio_transport_stream_do_dequeue(),
+        fast path when send_pkt_queue is empty (the guest sends nothing else):
+        virtio_transport_send_skb_fast_path() does mutex_trylock(tx_lock),
+        virtqueue_add_sgs and virtqueue_kick *in the caller's context*. The
+        model always succeeds; in the kernel the trylock fails while tx_work
+        holds tx_lock to free used TX buffers, and the update then waits for
+        send_pkt_work on a kworker (an approximation: that window is short, and
+        the calibration prices tx_work at zero). The caller is virtio_transport_stream_do_dequeue(),
         under lock_sock(), so the kick's VM exit is paid while the reader still
         owns the socket: an RX worker that wants the lock meanwhile sleeps in
         __lock_sock. (Before that fast path, send_pkt_work ran the kick later
