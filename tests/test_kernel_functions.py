@@ -49,11 +49,16 @@ def test_collapse_keeps_a_partly_read_skb_as_it_is():
     assert [s.len for s in sk.rx_queue] == [200, 600]
 
 
-def test_collapse_sizes_the_new_skb_to_the_run_and_fills_it():
+def test_collapse_sizes_the_new_skb_to_the_run_and_keeps_the_kmalloc_slack():
+    # virtio_vsock_alloc_linear_skb(600 + header): __alloc_skb() asks kmalloc for
+    # 1024 bytes, so the new skb has 60 bytes of tailroom after the run.
     sk, worker = guest(buffer="256K")
     queue(sk, 200, 200, 200)
     worker.collapse_rx_queue(1)
-    assert [(s.len, s.room) for s in sk.rx_queue] == [(600, 0)]
+    assert [(s.len, s.room) for s in sk.rx_queue] == [(600, kernel.rx_skb_room(600) - 600)] == [(600, 60)]
+    # ... which a later small packet's tail-copy may use, all but one byte
+    assert worker.recv_enqueue(Packet(59, 1)) and [s.len for s in sk.rx_queue] == [659]
+    assert worker.recv_enqueue(Packet(1, 2)) and [s.len for s in sk.rx_queue] == [659, 1]
 
 
 def test_collapse_stops_once_it_has_saved_enough():

@@ -566,7 +566,9 @@ class RxWorker(Task):
                     merged.append(skb)
                     i += 1
                     continue
-                new_skb = Skb(0, alloc)                 # virtio_vsock_alloc_linear_skb()
+                # virtio_vsock_alloc_linear_skb(alloc + header): its tailroom is
+                # what kmalloc gives, slack included, like an RX buffer's
+                new_skb = Skb(0, kernel.rx_skb_room(alloc))
                 self.work(c.tail_free_ns)               # an allocation, about a kfree_skb
                 stats.collapse_allocs += 1
             new_skb.len += src_len                      # skb_copy_bits()
