@@ -75,7 +75,7 @@ def test_pre_skb_has_no_metadata_budget():
     ({"costs": {"clock_ghz": 0}}, "clock_ghz", "(0,"),
     ({"payload": "4\nK"}, "payload", "suffix"),
     ({"batch_pkts": 1.0}, "batch_pkts", "[1, 4096]"),
-    ({"rcvlowat": float("nan")}, "rcvlowat", "[1,"),
+    ({"rcvlowat": float("nan")}, "rcvlowat", "as a size"),
     ({"rx_ring_size": 100}, "rx_ring_size", "power of two"),
     ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
     ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4096]"),
@@ -163,6 +163,21 @@ def test_cli_run_json_has_the_documented_fields():
                 "wakeups", "futile_wakeups"):
         assert key in d
     assert d["params"]["variant"] == "p1-p3" and d["params"]["payload"] == 4096
+
+
+def test_cli_rcvlowat_takes_a_size_like_the_other_byte_counts():
+    d = json.loads(cli("run", "--payload", "4K", "--transfer", "64K", "--rcvlowat", "2K",
+                       "--json").stdout)
+    assert d["params"]["rcvlowat"] == 2048
+
+
+def test_cli_stops_quietly_when_its_reader_goes_away():
+    # `python -m vsockmodel run | head -2`: the pipe closes under the printer.
+    proc = subprocess.Popen([sys.executable, "-m", "vsockmodel", "run", "--payload", "4K",
+                             "--transfer", "64K"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                                 # before it has printed anything
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1 and "Traceback" not in err, err
 
 
 def test_cli_host_lock_flag_reaches_the_model_and_its_counters():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .params import WORKLOADS, Params, fmt_size, make_params
@@ -59,7 +60,7 @@ def _add_model_args(p, variant: bool = True):
                "owns for each whole send() (the worst case for vhost; default off)", False)
     p.add_argument("--rx-ring-size", type=_int_arg, default=d.rx_ring_size,
                    help="guest RX virtqueue entries, a power of two (QEMU's vhost-vsock: 128)")
-    p.add_argument("--rcvlowat", type=_int_arg, default=d.rcvlowat, help="SO_RCVLOWAT")
+    p.add_argument("--rcvlowat", default=str(d.rcvlowat), help="SO_RCVLOWAT, bytes (e.g. 1, 4K)")
     p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
 
 
@@ -181,7 +182,7 @@ def _run_replicated(a, p) -> int:
 
 # Parameters ``compare --a-set/--b-set NAME=VALUE`` may set on one side, and their types.
 _SETTABLE = {"variant": str, "payload": str, "recv_size": str, "buffer": str, "transfer": str,
-             "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": int,
+             "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": str,
              "requests": int, "headroom_check": bool, "vhost_used_batch": bool, "host_lock": bool,
              "rx_ring_size": int}
 
@@ -423,7 +424,9 @@ def main(argv=None) -> int:
         print(f"{args.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
         return 2
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()                          # a closed pipe shows up here, not at exit
+        return status
     except ValueError as exc:                       # bad input: one line, like argparse
         print(f"{args.prog}: error: {exc}", file=sys.stderr)
         return 2
@@ -432,3 +435,7 @@ def main(argv=None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:                         # the output's reader left (`| head`)
+        # Point stdout at /dev/null so the interpreter's final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -177,7 +177,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         raise ValueError(f"workload: unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}")
 
     sizes = {}
-    for name in ("payload", "recv_size", "buffer", "batch_bytes"):
+    for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat"):
         if name in kwargs:
             sizes[name] = parse_size(kwargs[name], name)
     for name in ("transfer", "rx_buf_payload"):
