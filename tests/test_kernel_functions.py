@@ -7,6 +7,7 @@ import pytest
 
 import vsockmodel as vm
 from vsockmodel import kernel
+from vsockmodel.params import MAX_WORK
 from vsockmodel.sim.engine import Sim
 from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
 from vsockmodel.sim.sock import Skb
@@ -204,11 +205,16 @@ def test_rcvlowat_may_be_the_whole_buffer_and_no_more():
             vm.make_params(buffer=4096, rcvlowat=4096, recv_size=recv_size)
 
 
-def test_exactly_the_largest_number_of_recv_calls_is_accepted():
-    p, _ = vm.make_params(payload=1000, recv_size=1, transfer=1_000_000)
-    assert p.min_recv_calls == 1_000_000
-    with pytest.raises(ValueError, match="recv_size"):
-        vm.make_params(payload=1000, recv_size=1, transfer=1_001_000)
+def test_a_run_of_exactly_the_most_work_is_accepted():
+    # MAX_WORK bounds packets plus recv() calls: 399 writes of 1000 bytes read one
+    # byte at a time are 399 + 399,000; one write more is too much.
+    assert MAX_WORK == 400_000
+    p, _ = vm.make_params(payload=1000, recv_size=1, transfer=399_000)
+    assert p.work == 399_399 and p.min_recv_calls == 399_000
+    with pytest.raises(ValueError, match="transfer.*399000.*larger recv_size"):
+        vm.make_params(payload=1000, recv_size=1, transfer=400_000)
+    # without a transfer, the default one shrinks to fit
+    assert vm.make_params(payload=1000, recv_size=1)[0].work <= MAX_WORK
 
 
 def test_vhost_exceeds_weight_at_its_two_boundaries():

@@ -8,6 +8,7 @@ import pytest
 
 import vsockmodel as vm
 from vsockmodel import kernel
+from vsockmodel.params import MAX_WORK
 from vsockmodel.starvation import starvation
 
 # ---- seed 000: two same-flow packets, queue_max == 1 -----------------------------
@@ -80,8 +81,8 @@ def test_pre_skb_has_no_metadata_budget():
     ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
     ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4096]"),
     # work that would take minutes: refused up front, naming what to change
-    ({"recv_size": 1}, "recv_size", "recv_size >= 17"),
-    ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 54]"),
+    ({"recv_size": 1, "payload": "1M"}, "recv_size", "recv_size >= 3"),
+    ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 20]"),
 ])
 def test_bad_input_is_one_clear_error(kwargs, name, hint):
     with pytest.raises(ValueError) as exc:
@@ -100,11 +101,11 @@ def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
     with pytest.raises(ValueError) as exc:
         vm.make_params(variant="pre-skb", payload=12288, transfer=4096000000)
     top = int(str(exc.value).split("allowed [12288, ")[1].split("]")[0])
-    assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].max_packets <= 1_000_000
+    assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].work <= MAX_WORK
     with pytest.raises(ValueError, match="transfer"):
         vm.make_params(variant="pre-skb", payload=12288, transfer=top + 1)
     # The largest payload runs with its default transfer.
-    assert vm.make_params(payload="64M")[0].max_packets <= 1_000_000
+    assert vm.make_params(payload="64M")[0].work <= MAX_WORK
 
 
 def test_starvation_bad_input_is_one_clear_error():

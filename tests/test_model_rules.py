@@ -32,7 +32,7 @@ def _small(cfg):
     """About 40 packets: enough to exercise every path, quick enough for many examples."""
     cfg = dict(cfg, rcvlowat=min(cfg["rcvlowat"], cfg["buffer"] - 1))
     p, _ = vm.make_params(**cfg, transfer=cfg["payload"])    # one write: for its packet count
-    writes = max(2, 40 // p.packets_per_write)
+    writes = min(max(2, 40 // p.packets_per_write), p.max_writes)   # within MAX_WORK
     return dict(cfg, transfer=writes * p.payload)
 
 

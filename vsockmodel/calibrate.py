@@ -44,7 +44,7 @@ from importlib import resources
 
 from . import seeddata
 from .costs import CALIBRATED_FILE, Costs
-from .params import make_params
+from .params import DEFAULT_MIN_WRITES, make_params
 
 TABLES = {  # table -> (state in the table, model variant) pairs
     "v1_all_cycles": (("baseline", "baseline"), ("p1-p5", "p1-p5")),
@@ -84,7 +84,7 @@ def _counts(variant: str, ops: dict) -> dict[str, float]:
         "irq_ns": ops["irqs"], "worker_run_ns": ops["irqs"],
         "tx_irq_ns": ops["tx_irqs"], "tx_work_ns": ops["tx_done"],
         "rx_byte_ns": ops["payload_bytes"],
-        # not fitted (priors), but part of the worker's busy time:
+        # the CPU cost of the scheduler's work (group "sched"):
         "wakeup_ns": ops["wakes_sent"], "sleep_ns": ops["sleeps"],
         # VM exits (vq_kick_ns, ipi_exit_ns) are host-mode time: perf does not see them.
     }
@@ -109,7 +109,7 @@ def _simulate_counts(costs: Costs, variant: str, payload: int) -> tuple[dict, fl
 
 def _transfer(variant: str, payload: int) -> int:
     p, _ = make_params(variant=variant, payload=payload)
-    writes = max(60, math.ceil(PACKETS_PER_RUN / p.packets_per_write))
+    writes = max(DEFAULT_MIN_WRITES, math.ceil(PACKETS_PER_RUN / p.packets_per_write))
     return writes * payload
 
 
@@ -143,20 +143,18 @@ def fit(priors: Costs | None = None, iterations: int = ITERATIONS, progress=None
                 progress(it, i + 1, len(configs))
         # Design matrix: cycles per byte contributed by each group at prior values.
         a = np.zeros((len(data), len(GROUPS)))
-        fixed = np.zeros(len(data))
         y = np.array([r["measured"] for r in data])
         for i, r in enumerate(data):
             per_byte, _ = counts[(r["variant"], r["payload"])]
             for j, names in enumerate(GROUPS.values()):
                 a[i, j] = sum(per_byte[n] * getattr(priors, n) for n in names) * priors.clock_ghz
-            fixed[i] = 0.0
         # Relative errors: each row divided by its measurement. A weak pull of
         # every scale towards 1 (the prior) keeps groups the cycles cannot tell
         # apart from wandering: a scale of 0 or 2 costs as much as one
         # measurement missed by RIDGE.
         k = len(GROUPS)
         lhs = np.vstack([a / y[:, None], RIDGE * np.eye(k)])
-        rhs = np.concatenate([(y - fixed) / y, RIDGE * np.ones(k)])
+        rhs = np.concatenate([np.ones(len(y)), RIDGE * np.ones(k)])
         sol = lsq_linear(lhs, rhs, bounds=(0, np.inf))
         new = dict(zip(GROUPS, (float(x) for x in sol.x)))
         if it:  # damp: the counts of the next simulation move with the costs
@@ -164,7 +162,7 @@ def fit(priors: Costs | None = None, iterations: int = ITERATIONS, progress=None
         change = max(abs(new[g] - scales[g]) / max(scales[g], 1e-9) for g in GROUPS)
         scales = new
         costs = apply(priors, scales)
-        pred = a @ np.array([scales[g] for g in GROUPS]) + fixed
+        pred = a @ np.array([scales[g] for g in GROUPS])
         rel = (pred - y) / y
         history.append({"iteration": it + 1, "scales": dict(scales), "max_change": change,
                         "rms_pct": float(100 * np.sqrt(np.mean(rel ** 2)))})

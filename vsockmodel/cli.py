@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from . import kernel
 from .params import WORKLOADS, Params, fmt_size, make_params
 from .variants import VARIANTS
 
@@ -96,7 +97,7 @@ def cmd_run(a) -> int:
         return 0
     _echo_args(p.to_dict())
     print(f"Each {fmt_size(p.payload)} send() becomes {p.packets_per_write} guest RX buffer(s) of up to "
-          f"{p.buf_payload} B payload behind the 44 B header.")
+          f"{p.buf_payload} B payload behind the {kernel.VIRTIO_VSOCK_HDR_SIZE} B header.")
     if a.quiz and not a.compute:
         print("\nQuestions: how many recv() calls per write? How many wake-ups are futile?"
               "\nWhat throughput, and how many guest CPU1 cycles per byte?"
@@ -274,7 +275,7 @@ def cmd_starvation(a) -> int:
         return 0
     for k, v in kwargs.items():
         print(f"ARG {k} {v}")
-    print(f"\nqueue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / 576 = {r.queue_max}; "
+    print(f"\nqueue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} = {r.queue_max}; "
           f"two {r.payload} B packets of one flow arrive back to back; the reader is waiting.")
     if a.quiz and not a.compute:
         print("\nQuestion: is the connection reset with ENOBUFS? Run again with -c to see.")

@@ -43,7 +43,7 @@ def sweep(variant: str, payloads=SERIES_PAYLOADS, metric: str = "throughput_gbps
     out = []
     for p in payloads:
         r = cached_run(variant=variant, payload=p, **fixed)
-        out.append(getattr(r, metric) if metric != "recv_per_write" else r.recv_calls / r.writes)
+        out.append(getattr(r, metric))
     return out
 
 

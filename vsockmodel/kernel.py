@@ -43,6 +43,12 @@ SMP_CACHE_BYTES = 64
 # 64-byte cache lines (sizes from the BTF of a 6.18 x86_64 build).
 SKB_TRUESIZE_0 = 576
 
+# net/vmw_vsock/virtio_transport_common.c: MAX_COLLAPSE_LEN =
+# SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, PAGE_ALLOC_COSTLY_ORDER), the most
+# payload one collapsed skb holds: an order-3 allocation (8 pages of 4 KiB)
+# less the header and the skb_shared_info.
+MAX_COLLAPSE_LEN = (4096 << 3) - VIRTIO_VSOCK_SKB_HEADROOM - SKB_SHARED_INFO_SIZE
+
 # net/vmw_vsock/virtio_transport_common.c: GOOD_COPY_LEN. Packets up to this
 # size are copied into the tail of the last queued skb when it has room.
 GOOD_COPY_LEN = 128
@@ -55,8 +61,6 @@ GOOD_COPY_LEN = 128
 # raises SO_VM_SOCKETS_BUFFER_MAX_SIZE before it sets the size.
 VSOCK_DEFAULT_BUFFER_SIZE = 256 * KiB
 VSOCK_DEFAULT_BUFFER_MIN_SIZE = 128
-# include/linux/virtio_vsock.h: the largest buf_alloc virtio advertises.
-VIRTIO_VSOCK_MAX_BUF_SIZE = 0xFFFFFFFF
 
 # Size of the guest RX virtqueue (QEMU's vhost-vsock device offers 128
 # descriptors per queue). The guest refills when fewer than half remain

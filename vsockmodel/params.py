@@ -16,8 +16,10 @@ from .variants import VARIANTS, Variant
 
 WORKLOADS = ("stream", "pingpong")
 
-# Bounds that keep one run well under a few seconds of wall time.
-MAX_PACKETS = 1_000_000
+# A run's work is bounded in packets plus recv() calls (Params.work): each
+# costs from a few to about twenty microseconds of wall time, so no accepted
+# run takes more than about ten seconds (Sim.MAX_WALL_S stops a runaway one).
+MAX_WORK = 400_000
 MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * kernel.MiB
 MAX_SEED = 2**63 - 1
@@ -134,9 +136,23 @@ class Params:
         return math.ceil(self.transfer_bytes / self.recv_size)
 
     @property
+    def work(self) -> int:
+        """What MAX_WORK bounds: the run's packets plus its recv() calls (upper bounds)."""
+        return max(1, self.max_packets) + self.min_recv_calls
+
+    @property
+    def work_per_write(self) -> float:
+        """Packets plus recv() calls per write (per request in a ping-pong)."""
+        calls = self.payload / self.recv_size
+        if self.workload == "pingpong":
+            calls = math.ceil(calls)      # each request is read on its own
+        return self.max_packets_per_write + calls
+
+    @property
     def max_writes(self) -> int:
-        """The most writes that keep a run within MAX_PACKETS packets (at least one)."""
-        return max(1, MAX_PACKETS // self.max_packets_per_write)
+        """The most writes that keep a run within MAX_WORK (at least one)."""
+        # MAX_WORK - 1: room for rounding the last recv() call up
+        return max(1, math.floor((MAX_WORK - 1) / self.work_per_write))
 
     @property
     def writes(self) -> int:
@@ -228,25 +244,21 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
 
 
 def _check_work(p: Params) -> None:
-    """Bound a run's work: at most MAX_PACKETS packets and MAX_PACKETS recv() calls
-    (each about 10 s of wall time), so that no accepted run can take minutes."""
-    per_write = p.max_packets_per_write
+    """Bound a run's work to MAX_WORK packets plus recv() calls, so that no
+    accepted run can take minutes."""
+    per_write = f"{p.max_packets_per_write} packets and {p.payload / p.recv_size:.4g} recv() calls"
     if p.workload == "pingpong":
         _check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
-                   f" round trips (at most {MAX_PACKETS} packets per run: "
+                   f" round trips (at most {MAX_WORK} packets plus recv() calls per run: "
                    f"{per_write} per {fmt_size(p.payload)} request)")
     elif p.transfer is not None:
         _check_int("transfer", p.transfer, p.payload, p.max_writes * p.payload,
-                   f" bytes (at least one write; at most {MAX_PACKETS} packets per run: "
-                   f"{per_write} per {fmt_size(p.payload)} write)")
-    recvs = p.min_recv_calls
-    if recvs > MAX_PACKETS:
-        if p.workload == "pingpong":   # each request is read on its own
-            least = math.ceil(p.payload / (MAX_PACKETS // p.requests))
-        else:
-            least = math.ceil(p.transfer_bytes / MAX_PACKETS)
+                   f" bytes (at least one write; at most {MAX_WORK} packets plus recv() calls "
+                   f"per run: {per_write} per {fmt_size(p.payload)} write; a larger recv_size "
+                   f"allows more)")
+    if p.work > MAX_WORK:       # a single write or request is already too much
+        least = math.ceil(p.payload / max(1, MAX_WORK - 1 - p.max_packets_per_write))
         raise ValueError(
-            f"recv_size: {p.recv_size}-byte recv() calls need at least {recvs} calls for this "
-            f"{'ping-pong' if p.workload == 'pingpong' else 'transfer'}; allowed at most "
-            f"{MAX_PACKETS} per run, i.e. recv_size >= {least} bytes here "
-            f"(or {'fewer requests' if p.workload == 'pingpong' else 'a smaller transfer'})")
+            f"recv_size: one {fmt_size(p.payload)} {'request' if p.workload == 'pingpong' else 'write'}"
+            f" read {p.recv_size} bytes at a time is {p.work} packets plus recv() calls; allowed "
+            f"at most {MAX_WORK} per run, i.e. recv_size >= {least} bytes here")

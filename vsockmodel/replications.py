@@ -19,14 +19,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .confidence import Estimate, mean_ci, paired_change_ci
-from .params import MAX_PACKETS, MAX_REQUESTS, MAX_SEED, _check_int, make_params
+from .params import MAX_REQUESTS, MAX_SEED, MAX_WORK, _check_int, make_params
 from .results import Result
 
 MAX_REPLICATIONS = 64
 MAX_JOBS = 256
-# Work allowed in one call, over all its runs: enough for 64 pairs of default
-# runs, and at most about 20 s of CPU (spread over the worker processes).
-MAX_CALL_PACKETS = 2 * MAX_PACKETS
+# Work allowed in one call, over all its runs (packets plus recv() calls, as
+# Params.work counts them): enough for 64 pairs of default runs, and at most
+# about half a minute of CPU (spread over the worker processes).
+MAX_CALL_WORK = 3 * MAX_WORK
 MAX_CALL_REQUESTS = 4 * MAX_REQUESTS
 DEFAULT_REPLICATIONS = 8
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
@@ -51,7 +52,8 @@ def check_replications(replications, runs_per_seed: int, kwargs: dict):
     if p.workload == "pingpong":
         per_run, limit, what, other = p.requests, MAX_CALL_REQUESTS, "round trips", "fewer requests"
     else:
-        per_run, limit, what, other = p.max_packets, MAX_CALL_PACKETS, "packets", "a smaller transfer"
+        per_run, limit, what, other = (p.work, MAX_CALL_WORK, "packets plus recv() calls",
+                                       "a smaller transfer or a larger recv_size")
     runs = replications * runs_per_seed
     if runs * per_run > limit:
         most = limit // (runs_per_seed * per_run)

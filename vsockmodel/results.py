@@ -75,7 +75,3 @@ class Result:
         buffer to put it in: the RX ring's stop-and-go (the guest refills the
         ring only when a run of its RX worker ends)."""
         return self.counters["vhost_no_rx_buf_ns"] / (self.sim_time_us * 1000)
-
-    @property
-    def dropped(self) -> bool:
-        return self.resets > 0

@@ -135,7 +135,7 @@ class SeedRow:
 # --------------------------------------------------------------------------- I/O
 
 def _read(path, default_name):
-    """Return (display_name, list of (line_number, dict)) for a CSV file."""
+    """Return (display_name, text) of a CSV file: the packaged one when path is None."""
     if path is None:
         name = f"vsockmodel/data/{default_name}"
         res = resources.files("vsockmodel").joinpath("data", default_name)

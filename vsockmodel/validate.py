@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from . import seeddata
 from .confidence import paired_change_ci
 from .costs import Costs, default_costs
-from .params import make_params
+from .params import DEFAULT_MIN_WRITES, make_params
 from .replications import check_jobs
 
-PAYLOADS = (64, 256, 512, 1024, 4096, 8192, 16384, 65536)
-RTT_PAYLOADS = (64, 256, 4096)
+PAYLOADS = seeddata.SERIES_PAYLOADS
+RTT_PAYLOADS = seeddata.RTT_PAYLOADS
 SEEDS = (1, 2, 3, 4)
 PACKETS = 12000          # per run; about 1 % noise on a throughput
 # Tables that compare two close states against a tight limit (P4-P5: a change
@@ -92,7 +92,7 @@ def _run_one(args) -> tuple:
         r = simulate(p, costs)
         return config, seed, {"rtt_us": r.rtt_us}
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed)
-    writes = max(60, math.ceil(packets / p.packets_per_write))
+    writes = max(DEFAULT_MIN_WRITES, math.ceil(packets / p.packets_per_write))
     recv_size = config.payload if config.receiver == "fixedsyscall" else 64 * 1024
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed,
                        recv_size=recv_size, transfer=writes * config.payload, host_lock=host_lock)

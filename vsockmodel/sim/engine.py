@@ -123,8 +123,7 @@ class Sim:
         self.yields = 0
         # Scheduling events, plus recv() calls (Reader.recvmsg counts them too:
         # a reader taking one byte at a time may run long without yielding).
-        work = max(1, params.max_packets) + params.min_recv_calls
-        self.max_yields = self.MAX_EVENTS_PER_PACKET * work + 10_000
+        self.max_yields = self.MAX_EVENTS_PER_PACKET * params.work + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 
     # ---- the scheduler --------------------------------------------------------

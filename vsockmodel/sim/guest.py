@@ -15,9 +15,7 @@ from .engine import Sim, Task, Wakeup
 from .sock import GuestSock, Skb
 from .virtqueue import Packet, RxVirtqueue
 
-# SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, PAGE_ALLOC_COSTLY_ORDER) with 4 KiB
-# pages and a 320-byte skb_shared_info: (4096 << 3) - 44 - 320.
-MAX_COLLAPSE_LEN = (4096 << 3) - kernel.VIRTIO_VSOCK_SKB_HEADROOM - 320
+MAX_COLLAPSE_LEN = kernel.MAX_COLLAPSE_LEN
 GOOD_COPY_LEN = kernel.GOOD_COPY_LEN
 OP_RW = kernel.VIRTIO_VSOCK_OP_RW
 rx_skb_has_headroom = kernel.rx_skb_has_headroom

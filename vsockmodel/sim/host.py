@@ -124,6 +124,8 @@ class Sender(Task):
                         self.release_sock(t_start)          # owned since the send() began
                     sock.tx_cnt += payload
                     stats.bytes_sent += payload
+                    if sock.credit() < stats.min_host_credit:
+                        stats.min_host_credit = sock.credit()
                     queue(env._now + self.acc, HostSkb(payload, write))
                     stats.writes += 1
                     if pingpong:

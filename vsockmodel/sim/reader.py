@@ -1,4 +1,4 @@
-"""The guest reader: a thread on CPU0 calling blocking recv() (SO_RCVLOWAT=1).
+"""The guest reader: a thread on CPU0 calling blocking recv() (SO_RCVLOWAT = rcvlowat).
 
 recvmsg follows vsock_connectible_recvmsg() / __vsock_stream_recvmsg() in
 net/vmw_vsock/af_vsock.c; the dequeue and the credit update follow

@@ -45,7 +45,7 @@ class GuestSock:
         self.owned = False
         self.owner: Task | None = None
         self.owned_since = 0.0
-        self.lock_wq: deque = deque()      # (task, Wakeup, t_start) sleeping in __lock_sock
+        self.lock_wq: deque = deque()      # (task, Wakeup) sleeping in __lock_sock
         # sk_sleep(sk): the reader waiting for data (prepare_to_wait), or None
         self.sleeper: Wakeup | None = None
         # virtio_vsock_sock receive side (under rx_lock)
