@@ -114,3 +114,29 @@ def test_cached_predictions_equal_fresh_ones_and_are_keyed_on_the_model(tmp_path
     monkeypatch.setattr(validate, "predict", lambda *a, **k: calls.append(1) or first)
     validate.predict_cached(**args)
     assert calls == [1]
+
+
+@pytest.mark.parametrize("variant", ["baseline", "p1-p3", "p1-p5"])
+@pytest.mark.parametrize("payload", [64, 256, 4096, 65536])
+def test_the_calibrations_operation_counts_add_up_to_the_workers_busy_time(variant, payload):
+    # The fit is linear in the costs, with counts taken from a run (calibrate._counts).
+    # Without noise, counts times costs must give the RX worker's busy time: a cost
+    # the worker pays but the calibration does not count would bias every fit.
+    from vsockmodel.model import simulate
+    from vsockmodel.params import make_params
+
+    p, costs = make_params(variant=variant, payload=payload, transfer=payload * 300)
+    costs = costs.with_(jitter_cv=0.0)
+    ops = simulate(p, costs).worker_ops
+    counted = sum(n * getattr(costs, name) for name, n in calibrate._counts(variant, ops).items())
+    # The run may end inside the last packet: allow one packet's work and a worker run.
+    one_packet = (sum(getattr(costs, n) for g in ("per_packet", "lookup_lock", "notify")
+                      for n in calibrate.GROUPS[g])
+                  + payload * costs.rx_byte_ns + costs.irq_ns + costs.worker_run_ns)
+    assert counted == pytest.approx(ops["busy_ns"], abs=one_packet)
+    assert ops["packets"] >= 300                  # many packets: a missed cost adds up
+
+
+def test_the_costs_marked_fitted_are_the_ones_the_calibration_fits():
+    marked = {d["name"] for d in Costs.describe() if d["origin"] == "fitted"}
+    assert marked == set(calibrate.fitted_names())

@@ -93,6 +93,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
                   "lock_holds": len(st.batch_pkts), "irqs": st.irqs, "refill_bufs": st.refill_bufs,
                   "tx_irqs": st.tx_irqs, "tx_work_runs": st.tx_work_runs, "tx_done": st.tx_done,
                   "kicks": st.kicks, "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
+                  "tail_copy_bytes": st.tail_copy_bytes,
                   "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
                   "busy_ns": worker.busy}
     counters = {

@@ -287,14 +287,14 @@ class RxWorker(Task):
             return
         per_buf = c.rx_fill_buf_ns + (0 if self.sim.p.spec.skb else c.pre_skb_fill_extra_ns)
         self.work(n * per_buf)
+        stats.refills += 1              # counted with the work: a run may end before the post
+        stats.refill_bufs += n
         ev = self.sync()
         if ev is not None:
             yield ev
         vq.avail += n
         vq.rx_buf_nr += n
         vq.rx_buf_max_nr = max(vq.rx_buf_max_nr, vq.rx_buf_nr)
-        stats.refills += 1
-        stats.refill_bufs += n
         if vq.vhost_notify:                                 # virtqueue_kick() needs a VM exit
             self.exit_work(c.vq_kick_ns)                    # MMIO notify: host-mode time
             stats.kicks += 1
@@ -511,6 +511,7 @@ class RxWorker(Task):
                 # memcpy into the tail, then kfree_skb(skb) here, on the worker's CPU
                 self.work(length * self.tail_copy_byte_ns + self.tail_free_ns)
                 stats.tail_copies += 1
+                stats.tail_copy_bytes += length
                 if self.trace is not None:
                     self.sim.log(self.t, "worker", "tail_copy", len=length, qlen=len(q))
                 return True
@@ -572,6 +573,7 @@ class RxWorker(Task):
             new_skb.len += src_len                      # skb_copy_bits()
             new_skb.room -= src_len
             self.work(src_len * c.tail_copy_byte_ns + c.tail_free_ns)   # + consume_skb()
+            stats.tail_copy_bytes += src_len
             stats.collapsed_skbs += 1
             saved += 1
             i += 1

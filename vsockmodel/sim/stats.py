@@ -20,6 +20,7 @@ class Stats:
     payload_bytes: int = 0       # payload carried by those buffers
     skbs_queued: int = 0         # packets that became their own rx_queue entry
     tail_copies: int = 0         # packets copied into the last skb (GOOD_COPY_LEN)
+    tail_copy_bytes: int = 0     # bytes the worker copied: tail-copies and collapses
     collapses: int = 0           # virtio_transport_collapse_rx_queue calls
     collapsed_skbs: int = 0      # skbs copied into a collapsed skb (and freed) by collapse
     collapse_allocs: int = 0     # collapsed skbs allocated by collapse
