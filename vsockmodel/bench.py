@@ -10,13 +10,13 @@ how fast the machine happens to be.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import time
 
 import simpy
 
 from .model import run
+from .results import nearest_rank
 from .variants import VARIANTS
 
 REPEATS = 5
@@ -115,9 +115,8 @@ def widget_update_ms(moves: int = 30) -> dict | None:
         p, b = grid[(7 * i + 3) % len(grid)]       # a fixed, scattered walk over the grid
         ex.select(payload=p, buffer=b)
         times.append(1000 * ex.last_update_s)
-    times.sort()
     return {"moves": moves, "grid_build_s": ex.build_s, "p50_ms": statistics.median(times),
-            "p95_ms": times[math.ceil(0.95 * moves) - 1], "max_ms": times[-1]}   # nearest rank
+            "p95_ms": nearest_rank(times, 0.95), "max_ms": max(times)}
 
 
 def measure(quick: bool = False) -> dict:
