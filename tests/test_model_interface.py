@@ -229,7 +229,8 @@ def test_cli_starvation():
     ["run", "--batch-pkts", "0"], ["run", "--recv-size", "0"], ["run", "--bogus"],
     ["starvation", "--buffer", "64"], ["run", "--batch-pkts", "1.5"], ["run", "--jobs", "4"],
     ["run", "--recv-size", "1", "--transfer", "1G"], ["validate", "--jobs", "-1"],
-    ["starvation", "--seed", "x"],
+    ["starvation", "--seed", "x"], ["starvation", "--reader-wake-ns", "abc"],
+    ["run", "--rcvlowat", "1X"],
 ])
 def test_cli_bad_input_exits_2_with_one_line(args):
     out = cli(*args)
@@ -242,6 +243,8 @@ def test_cli_bad_input_exits_2_with_one_line(args):
 
 def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
     assert "batch_pkts: expected an integer in [1, 4096]" in cli("run", "--batch-pkts", "1.5").stderr
+    assert "reader_wake_ns: expected a number in [0, 1e9]" in cli(
+        "starvation", "--reader-wake-ns", "abc").stderr
 
 
 def test_cli_a_run_stopped_by_its_bound_is_one_line(monkeypatch, capsys):

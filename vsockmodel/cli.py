@@ -34,6 +34,14 @@ def _int_arg(text: str):
         return text
 
 
+def _float_arg(text: str):
+    """A number option, passed on like _int_arg's when it does not parse."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def _bool_flag(p, name, help_on, default=None):
     dest = name.replace("-", "_")
     p.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_on)
@@ -388,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--payload", default="256", help="bytes in each of the two packets")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: batch without it, "
                "the regression seed 000 argues against)")
-    p.add_argument("--reader-wake-ns", type=float, default=200.0,
+    p.add_argument("--reader-wake-ns", type=_float_arg, default=200.0,
                    help="reader wake-up latency in ns (default 200: a fast-waking reader)")
     p.add_argument("-s", "--seed", type=_int_arg, default=1)
     p.add_argument("--json", action="store_true")
