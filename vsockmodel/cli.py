@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import fields
 
 from . import kernel
 from .params import WORKLOADS, Params, fmt_size, make_params
@@ -74,13 +75,9 @@ def _add_model_args(p, variant: bool = True):
 
 
 def _model_kwargs(a) -> dict:
-    """The model's parameters from the parsed arguments (no variant for ``compare``)."""
-    kw = dict(variant=a.variant) if "variant" in a else {}
-    return kw | dict(workload=a.workload, payload=a.payload, recv_size=a.recv_size,
-                buffer=a.buffer, transfer=a.transfer, requests=a.requests,
-                rx_buf_payload=a.rx_buf_payload, batch_pkts=a.batch_pkts, batch_bytes=a.batch_bytes,
-                headroom_check=a.headroom_check, vhost_used_batch=a.vhost_used_batch,
-                host_lock=a.host_lock, rx_ring_size=a.rx_ring_size, rcvlowat=a.rcvlowat, seed=a.seed)
+    """The model's parameters from the parsed arguments: every Params field that
+    has an option of the same name (``compare`` has no --variant)."""
+    return {f.name: getattr(a, f.name) for f in fields(Params) if f.name in a}
 
 
 def _echo_args(params: dict) -> None:
