@@ -44,7 +44,7 @@ from importlib import resources
 
 from . import seeddata
 from .costs import CALIBRATED_FILE, Costs
-from .params import DEFAULT_MIN_WRITES, make_params
+from .params import make_params
 
 TABLES = {  # table -> (state in the table, model variant) pairs
     "v1_all_cycles": (("baseline", "baseline"), ("p1-p5", "p1-p5")),
@@ -112,9 +112,7 @@ def _simulate_counts(costs: Costs, variant: str, payload: int) -> tuple[dict, fl
 
 
 def _transfer(variant: str, payload: int) -> int:
-    p, _ = make_params(variant=variant, payload=payload)
-    writes = max(DEFAULT_MIN_WRITES, math.ceil(PACKETS_PER_RUN / p.packets_per_write))
-    return writes * payload
+    return make_params(variant=variant, payload=payload)[0].transfer_for(PACKETS_PER_RUN)
 
 
 def rows() -> list[dict]:

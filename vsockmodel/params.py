@@ -160,11 +160,17 @@ class Params:
             return self.requests
         return math.ceil(self.transfer_bytes / self.payload)
 
+    def transfer_for(self, packets: int) -> int:
+        """Bytes of a stream run of about ``packets`` packets: whole writes, at
+        least DEFAULT_MIN_WRITES of them (the default run, the calibration's and
+        the validation's runs are all sized this way)."""
+        return max(DEFAULT_MIN_WRITES, math.ceil(packets / self.packets_per_write)) * self.payload
+
     @property
     def transfer_bytes(self) -> int:
         if self.transfer is not None:
             return self.transfer
-        writes = max(DEFAULT_MIN_WRITES, math.ceil(DEFAULT_STREAM_PACKETS / self.packets_per_write))
+        writes = self.transfer_for(DEFAULT_STREAM_PACKETS) // self.payload
         return min(writes, self.max_writes) * self.payload
 
     def to_dict(self) -> dict:

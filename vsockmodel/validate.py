@@ -20,7 +20,6 @@ limit is tighter than four seeds can resolve (TABLE_SEEDS).
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from . import seeddata
 from .confidence import paired_change_ci
 from .costs import Costs, default_costs
-from .params import DEFAULT_MIN_WRITES, make_params
+from .params import make_params
 from .replications import check_jobs
 
 PAYLOADS = seeddata.SERIES_PAYLOADS
@@ -91,11 +90,10 @@ def _run_one(args) -> tuple:
                            requests=RTT_REQUESTS, seed=seed, host_lock=host_lock)
         r = simulate(p, costs)
         return config, seed, {"rtt_us": r.rtt_us}
-    p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed)
-    writes = max(DEFAULT_MIN_WRITES, math.ceil(packets / p.packets_per_write))
+    transfer = make_params(variant=config.variant, payload=config.payload)[0].transfer_for(packets)
     recv_size = config.payload if config.receiver == "fixedsyscall" else 64 * 1024
     p, _ = make_params(variant=config.variant, payload=config.payload, seed=seed,
-                       recv_size=recv_size, transfer=writes * config.payload, host_lock=host_lock)
+                       recv_size=recv_size, transfer=transfer, host_lock=host_lock)
     r = simulate(p, costs)
     return config, seed, {"throughput_gbps": r.throughput_gbps,
                           "recv_per_write": r.recv_calls / r.writes,
