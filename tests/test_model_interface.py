@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import vsockmodel as vm
 from vsockmodel import kernel
@@ -299,3 +301,44 @@ def test_cli_quiz_hides_every_answer():
     assert "Answer" in cli("starvation", "--buffer", "1K", "--quiz", "-c").stdout
     out = cli("run", "--payload", "64", "--transfer", "64K", "--replications", "2", "--quiz")
     assert out.returncode == 0 and "Questions" in out.stdout and "Gbit/s" not in out.stdout
+
+
+def _work_fix(msg: str):
+    """(parameter, quoted limit, step beyond it) of a work-bound error, or None."""
+    if msg.startswith("recv_size:") and ">=" in msg:
+        return "recv_size", int(msg.split("recv_size >= ")[1].split(" ")[0]), -1
+    if msg.startswith(("transfer:", "requests:")) and "packets plus recv() calls" in msg:
+        return msg.split(":")[0], int(msg.split("allowed [")[1].split("]")[0].split(", ")[1]), +1
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.integers(1, 64 << 20), recv_size=st.integers(1, 64 << 20),
+       buffer=st.sampled_from([128, 4096, 262144, 64 << 20]),
+       rx_buf_payload=st.sampled_from([None, 1, 512, 3732]),
+       pingpong=st.booleans(), amount=st.integers(1, 10**9))
+def test_following_the_work_errors_leads_to_an_accepted_run(payload, recv_size, buffer,
+                                                            rx_buf_payload, pingpong, amount):
+    # A work-bound error names one parameter and the limit it allows. Setting it
+    # to that limit is accepted, or leads to the next such error (at most one
+    # more), and one step beyond the limit is refused.
+    kw = dict(payload=payload, recv_size=recv_size, buffer=buffer, rx_buf_payload=rx_buf_payload)
+    if pingpong:
+        kw.update(workload="pingpong", requests=min(amount, 100_000))
+    else:
+        kw.update(transfer=payload * (1 + amount % 1000))
+    for _ in range(3):
+        try:
+            vm.make_params(**kw)
+            return
+        except ValueError as exc:
+            fix = _work_fix(str(exc))
+        if fix is None:
+            return                          # not a work bound (e.g. too many packets per write)
+        name, limit, beyond = fix
+        if limit + beyond >= 1 and not (name == "requests" and limit == 100_000):
+            with pytest.raises(ValueError) as exc:
+                vm.make_params(**dict(kw, **{name: limit + beyond}))
+            assert _work_fix(str(exc.value)), "one step beyond the quoted limit is a work error"
+        kw[name] = limit
+    raise AssertionError(f"three quoted limits in a row did not give an accepted run: {kw}")

@@ -114,9 +114,22 @@ def test_bad_input_is_one_clear_error(nothing_runs, call, name):
 def test_the_largest_number_of_replications_is_allowed_at_the_defaults():
     # --help and the errors say 2 to 64: 64 pairs of default runs must fit.
     for workload in ("stream", "pingpong"):
-        rep.check_replications(rep.MAX_REPLICATIONS, 2, {"workload": workload})
+        kw = {"workload": workload}
+        rep.check_replications(rep.MAX_REPLICATIONS, kw, kw)
     with pytest.raises(ValueError, match=r"replications <= \d+ here"):
-        rep.check_replications(8, 2, {"transfer": "400M"})
+        rep.check_replications(8, {"transfer": "400M"}, {"transfer": "400M"})
+
+
+def test_a_comparison_counts_the_work_of_each_side_once():
+    # 64 pairs: 64 x (8,250 + 12,000) = 1,296,000 > 1,200,000; 59 pairs fit.
+    a, b = {}, {"recv_size": "4K"}
+    with pytest.raises(ValueError, match=r"replications <= 59 here"):
+        rep.check_replications(64, a, b)
+    assert len(rep.check_replications(59, a, b)) == 2
+    # ping-pong calls are bounded by their work too, not only by their round trips
+    big = {"workload": "pingpong", "payload": "1M", "requests": 1315}
+    with pytest.raises(ValueError, match="packets plus recv"):
+        rep.check_replications(64, big, big)
 
 
 # ---- the command line ------------------------------------------------------------------

@@ -159,7 +159,7 @@ def _run_replicated(a, p) -> int:
     kwargs = _model_kwargs(a)
     check_jobs(a.jobs)
     if a.quiz and not a.compute and not a.json:
-        check_replications(a.replications, 1, kwargs)
+        check_replications(a.replications, kwargs)
         _echo_args(p.to_dict() | {"replications": a.replications})
         print(f"The same run with seeds {p.seed} to {p.seed + a.replications - 1}."
               "\n\nQuestions: how much does the throughput vary from seed to seed?"
@@ -238,8 +238,7 @@ def cmd_compare(a) -> int:
     check_jobs(a.jobs)
     side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
     side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
-    for side in (side_a, side_b):                               # validate before printing anything
-        check_replications(a.replications, 2, kwargs | side)
+    check_replications(a.replications, kwargs | side_a, kwargs | side_b)   # before printing anything
     p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute and not a.json:

@@ -115,9 +115,10 @@ def kmalloc_size_roundup(size: int) -> int:
 
 # net/core/skbuff.c: heads of at most SKB_SMALL_HEAD_CACHE_SIZE bytes come from
 # their own slab cache (skb_small_head_cache) and are that size. It is
-# SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD_PAD)): 640 on a usual x86_64
-# build (it depends on the configuration through MAX_TCP_HEADER). RX buffers
-# are far larger, so only the threshold matters here.
+# SKB_HEAD_ALIGN(max(MAX_TCP_HEADER, GRO_MAX_HEAD_PAD)), plus L1_CACHE_BYTES if
+# that is a power of two: a few hundred bytes that depend on the configuration
+# (MAX_TCP_HEADER). The model takes 640, a stated value. It matters only for
+# heads that small: never an RX buffer, only a collapsed skb of a few hundred bytes.
 SKB_SMALL_HEAD_CACHE_SIZE = 640
 
 

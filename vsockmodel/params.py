@@ -137,7 +137,8 @@ class Params:
 
     @property
     def work(self) -> int:
-        """What MAX_WORK bounds: the run's packets plus its recv() calls (upper bounds)."""
+        """What MAX_WORK bounds: the run's packets (an upper bound) plus its
+        recv() calls (the fewest the transfer needs: each returns at most recv_size)."""
         return max(1, self.max_packets) + self.min_recv_calls
 
     @property
@@ -251,20 +252,31 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
 
 def _check_work(p: Params) -> None:
     """Bound a run's work to MAX_WORK packets plus recv() calls, so that no
-    accepted run can take minutes."""
-    per_write = f"{p.max_packets_per_write} packets and {p.payload / p.recv_size:.4g} recv() calls"
+    accepted run can take minutes. Each error quotes a limit that is accepted."""
+    unit = "request" if p.workload == "pingpong" else "write"
+    packets = p.max_packets_per_write
+    calls = math.ceil(p.payload / p.recv_size)      # the fewest recv() calls for one of them
+    if packets + calls > MAX_WORK:                  # a single write or request is too much
+        if packets >= MAX_WORK:
+            chunk = min(p.buf_payload, p.buffer)
+            raise ValueError(
+                f"payload: one {fmt_size(p.payload)} {unit} is {packets} packets of at most {chunk} "
+                f"bytes (rx_buf_payload, or buffer when smaller); allowed fewer than {MAX_WORK} "
+                f"packets per run: a smaller payload, or a larger buffer or rx_buf_payload")
+        least = math.ceil(p.payload / (MAX_WORK - packets))
+        raise ValueError(
+            f"recv_size: one {fmt_size(p.payload)} {unit} read {p.recv_size} bytes at a time is "
+            f"{packets} packets plus {calls} recv() calls; allowed at most {MAX_WORK} per run, "
+            f"i.e. recv_size >= {least} bytes here")
+    per_unit = (f"{packets} packets and "
+                f"{calls if unit == 'request' else f'{p.payload / p.recv_size:.4g}'} recv() calls "
+                f"per {fmt_size(p.payload)} {unit}")
     if p.workload == "pingpong":
         _check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
-                   f" round trips (at most {MAX_WORK} packets plus recv() calls per run: "
-                   f"{per_write} per {fmt_size(p.payload)} request)")
+                   f" round trips (at most {MAX_WORK} packets plus recv() calls per run: {per_unit})")
     elif p.transfer is not None:
         _check_int("transfer", p.transfer, p.payload, p.max_writes * p.payload,
                    f" bytes (at least one write; at most {MAX_WORK} packets plus recv() calls "
-                   f"per run: {per_write} per {fmt_size(p.payload)} write; a larger recv_size "
-                   f"allows more)")
-    if p.work > MAX_WORK:       # a single write or request is already too much
-        least = math.ceil(p.payload / max(1, MAX_WORK - 1 - p.max_packets_per_write))
-        raise ValueError(
-            f"recv_size: one {fmt_size(p.payload)} {'request' if p.workload == 'pingpong' else 'write'}"
-            f" read {p.recv_size} bytes at a time is {p.work} packets plus recv() calls; allowed "
-            f"at most {MAX_WORK} per run, i.e. recv_size >= {least} bytes here")
+                   f"per run: {per_unit}; a larger recv_size allows more)")
+    if p.work > MAX_WORK:
+        raise AssertionError(f"work bound broken: {p.work} > {MAX_WORK}")   # by construction

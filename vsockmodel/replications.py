@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .confidence import Estimate, mean_ci, paired_change_ci
-from .params import MAX_REQUESTS, MAX_SEED, MAX_WORK, _check_int, make_params
+from .params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, _check_int, make_params
 from .results import Result
 
 MAX_REPLICATIONS = 64
@@ -39,30 +39,36 @@ def metrics_for(workload: str) -> tuple[str, ...]:
     return PINGPONG_METRICS if workload == "pingpong" else STREAM_METRICS
 
 
-def check_replications(replications, runs_per_seed: int, kwargs: dict):
-    """Validate every run's parameters and the total work before running any.
+def check_replications(replications, *sides: dict) -> list[tuple[Params, list[dict]]]:
+    """Validate every run's parameters and the call's total work before running any.
 
-    Returns the first run's Params and the keyword arguments of each run, seed by seed.
+    Each side is the keyword arguments of one configuration (``replicate`` has
+    one, ``compare`` two), run with the same ``replications`` seeds. Returns, per
+    side, its first run's Params and the keyword arguments of each run, seed by seed.
     """
     _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
-    p, _ = make_params(**kwargs)
-    if p.seed + replications - 1 > MAX_SEED:
-        raise ValueError(f"replications: seeds {p.seed} to {p.seed + replications - 1} go past the "
-                         f"largest seed {MAX_SEED}; use seed <= {MAX_SEED - replications + 1}")
-    if p.workload == "pingpong":
-        per_run, limit, what, other = p.requests, MAX_CALL_REQUESTS, "round trips", "fewer requests"
-    else:
-        per_run, limit, what, other = (p.work, MAX_CALL_WORK, "packets plus recv() calls",
-                                       "a smaller transfer or a larger recv_size")
-    runs = replications * runs_per_seed
-    if runs * per_run > limit:
-        most = limit // (runs_per_seed * per_run)
-        fix = (f"i.e. replications <= {most} here, or {other}" if most >= 2
-               else f"so even 2 replications need {other}")
-        raise ValueError(f"replications: {runs} runs of this configuration are {runs * per_run} "
-                         f"{what}; allowed at most {limit} per call, {fix}")
-    seeds = [p.seed + i for i in range(replications)]
-    return p, [dict(kwargs, seed=s) for s in seeds]
+    checked = []
+    for kwargs in sides:
+        p, _ = make_params(**kwargs)
+        if p.seed + replications - 1 > MAX_SEED:
+            raise ValueError(f"replications: seeds {p.seed} to {p.seed + replications - 1} go past "
+                             f"the largest seed {MAX_SEED}; use seed <= {MAX_SEED - replications + 1}")
+        checked.append((p, [dict(kwargs, seed=p.seed + i) for i in range(replications)]))
+    params = [p for p, _ in checked]
+    runs = replications * len(sides)
+    bounds = [(sum(p.work for p in params), MAX_CALL_WORK, "packets plus recv() calls",
+               "a smaller transfer or a larger recv_size")]
+    if any(p.workload == "pingpong" for p in params):
+        bounds.append((sum(p.requests for p in params), MAX_CALL_REQUESTS, "round trips",
+                       "fewer requests"))
+    for per_seed, limit, what, other in bounds:
+        if replications * per_seed > limit:
+            most = limit // per_seed
+            fix = (f"i.e. replications <= {most} here, or {other}" if most >= 2
+                   else f"so even 2 replications need {other}")
+            raise ValueError(f"replications: {runs} runs are {replications * per_seed} {what}; "
+                             f"allowed at most {limit} per call, {fix}")
+    return checked
 
 
 def check_jobs(jobs) -> None:
@@ -117,10 +123,10 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
 
     ``jobs`` > 1 runs them in that many processes; the result does not depend on it.
     Raises ValueError, before running anything, on a bad parameter or when the
-    runs together would exceed the work allowed in one call (MAX_CALL_PACKETS).
+    runs together would exceed the work allowed in one call (MAX_CALL_WORK).
     """
     check_jobs(jobs)
-    _, configs = check_replications(replications, 1, kwargs)
+    [(_, configs)] = check_replications(replications, kwargs)
     results = _run_all(configs, jobs)
     return Replications(params=results[0].params, seeds=[kw["seed"] for kw in configs],
                         results=results)
@@ -194,8 +200,8 @@ def compare(a="baseline", b="p1-p5", replications: int = DEFAULT_REPLICATIONS, m
     check_jobs(jobs)
     label_a, over_a = _side(a, "a")
     label_b, over_b = _side(b, "b")
-    pa, conf_a = check_replications(replications, 2, {**common, **over_a})
-    pb, conf_b = check_replications(replications, 2, {**common, **over_b})
+    (pa, conf_a), (pb, conf_b) = check_replications(replications, {**common, **over_a},
+                                                    {**common, **over_b})
     workload = pa.workload
     if pb.workload != workload:
         raise ValueError(f"workload: a and b must run the same workload; a runs {workload!r}, "
