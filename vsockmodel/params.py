@@ -268,8 +268,7 @@ def _check_work(p: Params) -> None:
             f"recv_size: one {fmt_size(p.payload)} {unit} read {p.recv_size} bytes at a time is "
             f"{packets} packets plus {calls} recv() calls; allowed at most {MAX_WORK} per run, "
             f"i.e. recv_size >= {least} bytes here")
-    per_unit = (f"{packets} packets and "
-                f"{calls if unit == 'request' else f'{p.payload / p.recv_size:.4g}'} recv() calls "
+    per_unit = (f"{packets} packets and {p.work_per_write - packets:.4g} recv() calls "
                 f"per {fmt_size(p.payload)} {unit}")
     if p.workload == "pingpong":
         _check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),

@@ -96,7 +96,7 @@ def _run_one(args) -> tuple:
                        recv_size=recv_size, transfer=transfer, host_lock=host_lock)
     r = simulate(p, costs)
     return config, seed, {"throughput_gbps": r.throughput_gbps,
-                          "recv_per_write": r.recv_calls / r.writes,
+                          "recv_per_write": r.recv_per_write,
                           "resets": r.resets}
 
 

@@ -117,15 +117,16 @@ class Sender(Task):
             if payload <= max_skb:
                 if sock.learned:
                     sock.advance(t_start)
-                if sock.credit() >= payload:
+                credit = sock.credit()
+                if credit >= payload:
                     # The common case: credit for the whole write, one skb.
                     self.work(one_skb_ns)
                     if host_lock:
                         self.release_sock(t_start)          # owned since the send() began
                     sock.tx_cnt += payload
                     stats.bytes_sent += payload
-                    if sock.credit() < stats.min_host_credit:
-                        stats.min_host_credit = sock.credit()
+                    if credit - payload < stats.min_host_credit:
+                        stats.min_host_credit = credit - payload
                     queue(env._now + self.acc, HostSkb(payload, write))
                     stats.writes += 1
                     if pingpong:
