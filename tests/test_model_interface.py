@@ -118,35 +118,27 @@ def test_starvation_bad_input_is_one_clear_error():
         starvation(reader_wake_ns=True)
 
 
-def test_recv_calls_count_towards_the_run_bound():
+def test_recv_calls_count_towards_the_run_bound(pure_vsockmodel, monkeypatch):
     # A reader taking 64 B at a time from 64 KiB writes makes few packets but
     # many recv() calls; the bound must see them, or such a run could go on
     # far past its wall-time limit without ever being checked.
-    from vsockmodel.sim.engine import Sim
+    vm = pure_vsockmodel
     kwargs = dict(payload="64K", recv_size=64, transfer=64 * 1024 * 20)
     assert vm.run(**kwargs).recv_calls > 20_000
-    old = Sim.MAX_EVENTS_PER_PACKET
-    try:
-        Sim.MAX_EVENTS_PER_PACKET = 0          # leaves only the fixed 10000
-        with pytest.raises(vm.SimulationLimitExceeded):
-            vm.run(**kwargs)
-    finally:
-        Sim.MAX_EVENTS_PER_PACKET = old
+    monkeypatch.setattr(vm.sim.engine.Sim, "MAX_EVENTS_PER_PACKET", 0)   # leaves the fixed 10000
+    with pytest.raises(vm.SimulationLimitExceeded):
+        vm.run(**kwargs)
 
 
-def test_runs_are_bounded():
+def test_runs_are_bounded(pure_vsockmodel, monkeypatch):
+    vm = pure_vsockmodel
     # the largest run allowed is refused before it starts when it would be too long...
     with pytest.raises(ValueError, match="transfer"):
         vm.make_params(payload=1, transfer=10**9)
     # ...and the event budget stops a run that goes wrong
-    from vsockmodel.sim.engine import Sim
-    old = Sim.MAX_EVENTS_PER_PACKET
-    try:
-        Sim.MAX_EVENTS_PER_PACKET = 0
-        with pytest.raises(vm.SimulationLimitExceeded):
-            vm.run(payload=4096, transfer=4096 * 20000)
-    finally:
-        Sim.MAX_EVENTS_PER_PACKET = old
+    monkeypatch.setattr(vm.sim.engine.Sim, "MAX_EVENTS_PER_PACKET", 0)
+    with pytest.raises(vm.SimulationLimitExceeded):
+        vm.run(payload=4096, transfer=4096 * 20000)
 
 
 # ---- the command line ------------------------------------------------------------------
@@ -249,10 +241,10 @@ def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
         "starvation", "--reader-wake-ns", "abc").stderr
 
 
-def test_cli_a_run_stopped_by_its_bound_is_one_line(monkeypatch, capsys):
-    from vsockmodel import cli as cli_module
-    from vsockmodel.sim.engine import Sim
-    monkeypatch.setattr(Sim, "MAX_EVENTS_PER_PACKET", 0)
+def test_cli_a_run_stopped_by_its_bound_is_one_line(pure_vsockmodel, monkeypatch, capsys):
+    import importlib
+    cli_module = importlib.import_module("vsockmodel.cli")
+    monkeypatch.setattr(pure_vsockmodel.sim.engine.Sim, "MAX_EVENTS_PER_PACKET", 0)
     assert cli_module.main(["run", "--payload", "4K", "--transfer", "80M", "--json"]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "scheduling events" in err

@@ -411,13 +411,13 @@ def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant,
 
 
 @pytest.mark.parametrize("host_lock", [False, True])
-def test_vhost_signals_the_tx_queue_only_once_it_is_drained(monkeypatch, host_lock):
+def test_vhost_signals_the_tx_queue_only_once_it_is_drained(pure_vsockmodel, monkeypatch, host_lock):
     # vhost_vsock_handle_tx_kick() loops until the guest's TX queue is empty and
     # calls vhost_signal() once, after the loop. With the host lock, vhost may
     # stop part-way (asleep in lock_sock, or for the simulation to let the
     # sender catch up): no signal then, the rest of the queue comes first.
-    from vsockmodel.sim.guest import RxWorker
-    from vsockmodel.sim.host import Vhost
+    vm = pure_vsockmodel
+    RxWorker, Vhost = vm.sim.guest.RxWorker, vm.sim.host.Vhost
 
     vhosts, early, signals = [], [], []
     handle_tx, tx_signal = Vhost.handle_tx, RxWorker.tx_signal
@@ -456,10 +456,11 @@ def test_validate_takes_the_host_lock_switch():
         validate.predict(host_lock="yes", **kw)
 
 
-def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
+def test_ring_is_refilled_only_below_half_and_then_filled_up(pure_vsockmodel, monkeypatch):
     """virtio_transport_rx_work(): virtio_vsock_rx_fill() runs at ``out:`` only
     when rx_buf_nr < rx_buf_max_nr / 2, and posts every free slot."""
-    from vsockmodel.sim.guest import RxWorker
+    vm = pure_vsockmodel
+    RxWorker = vm.sim.guest.RxWorker
     seen = []
     original = RxWorker.rx_fill
 

@@ -7,7 +7,7 @@ from .model import run, simulate
 from .params import Params, make_params, parse_size
 from .replications import compare, replicate
 from .results import Result
-from .sim.engine import Deadlock, SimulationLimitExceeded
+from .sim.errors import Deadlock, SimulationLimitExceeded
 from .variants import VARIANTS
 
 __all__ = ["run", "simulate", "replicate", "compare", "Result", "Params", "make_params", "parse_size",

@@ -5,6 +5,10 @@ The reference is the cheapest useful simpy program: a producer that waits a
 timeout and puts an item in a Store, and a consumer that gets it. It is timed
 in the same process, right before the model, so the ratio does not depend on
 how fast the machine happens to be.
+
+The model's rate depends on whether vsockmodel/sim runs compiled by mypyc
+(setup.py) or from its sources (``VSOCKMODEL_PURE_PYTHON=1``): about twice
+as fast compiled. The report says which one it measured.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import simpy
 
 from .model import run
 from .results import nearest_rank
+from .sim import COMPILED_IN_USE
 from .variants import VARIANTS
 
 REPEATS = 5
@@ -129,7 +134,8 @@ def measure(quick: bool = False) -> dict:
             rows.append({"variant": variant, "payload": payload, "packets": packets,
                          "packets_per_s": rate, "ratio": rate / bare})
     stable = [stability(v, p, repeats) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
-    return {"bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
+    return {"simulator": "compiled" if COMPILED_IN_USE else "python",
+            "bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
             "widget": widget_update_ms(10 if quick else 30)}
 
 
@@ -138,6 +144,9 @@ def main(quick: bool = False, as_json: bool = False) -> int:
     if as_json:
         print(json.dumps(m, indent=2))
         return 0
+    how = ("compiled with mypyc" if m["simulator"] == "compiled"
+           else "running from its Python sources (not compiled, or VSOCKMODEL_PURE_PYTHON=1)")
+    print(f"simulator: {how}")
     print(f"bare simpy loop (timeout + Store put/get per item): {m['bare_simpy_items_per_s']:,.0f} items/s\n")
     print(f"{'variant':<9} {'payload':>7}  {'packets/s':>11}  ratio to bare loop")
     for r in m["model"]:

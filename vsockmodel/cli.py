@@ -421,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .sim.engine import Deadlock, SimulationLimitExceeded
+    from .sim.errors import Deadlock, SimulationLimitExceeded
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from .costs import Costs
 from .params import Params, make_params
 from .results import Result, summary_us
-from .sim.engine import Deadlock, Sim
+from .sim.engine import Sim
+from .sim.errors import Deadlock
 from .sim.guest import RxWorker
 from .sim.host import HostSocket, Sender, Vhost
 from .sim.reader import Reader

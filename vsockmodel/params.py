@@ -199,7 +199,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     if not isinstance(workload, str) or workload not in WORKLOADS:
         raise ValueError(f"workload: unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}")
 
-    sizes = {}
+    sizes: dict[str, int] = {}
     for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat"):
         if name in kwargs:
             sizes[name] = parse_size(kwargs[name], name)

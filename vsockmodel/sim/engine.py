@@ -40,21 +40,19 @@ import time
 from heapq import heappop, heappush
 from math import floor   # int() of a non-negative float, but faster
 from statistics import NormalDist
+from typing import Any, Generator
 
 import simpy
 from simpy.core import NORMAL, URGENT
 
 from ..costs import Costs
 from ..params import Params
+from .errors import SimulationLimitExceeded
 from .stats import Stats
 
-
-class SimulationLimitExceeded(RuntimeError):
-    """A run hit its event or wall-time bound (a bug or an extreme configuration)."""
-
-
-class Deadlock(RuntimeError):
-    """Nothing is left to happen but the transfer is not complete."""
+# What a task's main() and its blocking kernel functions are: generators that
+# yield the task itself (a timeout it scheduled) or the Wakeup it sleeps on.
+Steps = Generator[Any, None, None]
 
 
 class Wakeup:
@@ -67,7 +65,7 @@ class Wakeup:
 
     __slots__ = ("task", "fired", "done", "waiting")
 
-    def __init__(self, task: "Task"):
+    def __init__(self, task: "Task") -> None:
         self.task = task        # the task that sleeps on it
         self.fired = False      # fire() was called (simpy: triggered)
         self.done = False       # its time has come (simpy: processed)
@@ -79,7 +77,8 @@ class Wakeup:
         t = env._now + delay
         self.task.resume_at = t
         # env.schedule(self, NORMAL, delay)
-        heappush(env._queue, (t, NORMAL, next(env._eid), self))
+        queue: list = env._queue        # simpy's heap, which also takes Tasks and Wakeups here
+        heappush(queue, (t, NORMAL, next(env._eid), self))
 
 
 @functools.lru_cache(maxsize=16)
@@ -109,7 +108,7 @@ class Sim:
     MAX_WALL_S = 30.0
     TABLE = 2048
 
-    def __init__(self, params: Params, costs: Costs):
+    def __init__(self, params: Params, costs: Costs) -> None:
         self.p = params
         self.c = costs
         self.env = simpy.Environment()
@@ -152,7 +151,8 @@ class Sim:
                 task = ev                                   # its timeout
             else:
                 # A simpy event: sim.finished, or a scripted actor's simpy process.
-                callbacks, ev.callbacks = ev.callbacks, None
+                # simpy marks an event processed by dropping its callback list.
+                callbacks, ev.callbacks = ev.callbacks, None  # type: ignore[assignment]
                 for callback in callbacks:
                     callback(ev)
                 if ev is finished:
@@ -223,7 +223,7 @@ class Task:
     __slots__ = ("sim", "env", "c", "stats", "trace", "name", "acc", "busy", "slept_at",
                  "resume_at", "sleeps", "wakes_sent", "_noise", "_rand", "_n", "_queue", "_send")
 
-    def __init__(self, sim: Sim, name: str):
+    def __init__(self, sim: Sim, name: str) -> None:
         self.sim = sim
         self.env = sim.env
         self.c = sim.c
@@ -241,15 +241,20 @@ class Task:
         self._n = float(sim.TABLE)   # a float: random() * n is then a float product, faster
         # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
         # is env.peek() without the method call, on the hot path of behind().
-        self._queue = sim.env._queue
-        self._send = None    # main()'s generator.send, once started
+        self._queue: list = sim.env._queue
+        self._send: Any = None    # main()'s generator.send once started; None once it returned
+
+    def main(self) -> Steps:
+        """The thread's body: yields the task itself (a timeout it scheduled with
+        :meth:`flush`) or the :class:`Wakeup` it sleeps on."""
+        raise NotImplementedError
 
     # ---- the generator that runs the task (instead of simpy.Process) -------------
     def start(self) -> None:
         """env.process(self.main()): run main() from the current time, first."""
         self._send = self.main().send
         env = self.env
-        heappush(env._queue, (env._now, URGENT, next(env._eid), self))
+        heappush(self._queue, (env._now, URGENT, next(env._eid), self))
 
     def sleep(self, ev: Wakeup) -> None:
         """main() yielded ``ev`` (sleep_on): asleep on it from now, a context
@@ -268,12 +273,13 @@ class Task:
                     self.resume_at = None                   # asleep, not yet woken
                 return
             try:
-                ev = self._send(None)
+                nxt = self._send(None)
             except StopIteration:
                 self._send = None
                 return
-            if ev is self:
+            if nxt is self:                                 # a timeout: scheduled by flush
                 return
+            ev = nxt                                        # another Wakeup
 
     @property
     def exited(self) -> bool:
@@ -315,7 +321,7 @@ class Task:
             return queue[0][0] <= self.env._now + acc
         return False
 
-    def sync(self):
+    def sync(self) -> "Task | None":
         """A timeout to yield before touching shared state, or None when safe.
 
         Safe means no other event is scheduled before this task's virtual time,
@@ -326,7 +332,7 @@ class Task:
             return self.flush()
         return None
 
-    def flush(self):
+    def flush(self) -> "Task":
         """Turn all accumulated work into simulated time (always a timeout).
 
         Schedules the task's resumption, as ``env.timeout(acc)`` would, and
@@ -341,7 +347,7 @@ class Task:
             sim.check_limits()
         return self
 
-    def sleep_on(self, ev: Wakeup):
+    def sleep_on(self, ev: Wakeup) -> tuple:
         """Flush, then sleep until ``ev`` fires: the events for main() to
         ``yield from``.
 

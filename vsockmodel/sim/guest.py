@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from .. import kernel
-from .engine import Sim, Task, Wakeup
+from .engine import Sim, Steps, Task, Wakeup
 from .sock import GuestSock, Skb
 from .virtqueue import Packet, RxVirtqueue
 
@@ -46,8 +46,8 @@ class RxBatch:
 
     __slots__ = ("sk", "pkts", "bytes", "write_space_pending", "data_ready_pending")
 
-    def __init__(self):
-        self.sk = None
+    def __init__(self) -> None:
+        self.sk: GuestSock | None = None   # the socket locked for the batch, or None
         self.pkts = 0
         self.bytes = 0
         self.write_space_pending = False
@@ -62,7 +62,7 @@ class RxWorker(Task):
                  "tail_copy_byte_ns", "tail_free_ns", "cost_lookup", "cost_locked", "cost_batch_first",
                  "cost_batched", "cost_finish", "cost_finish_ws")
 
-    def __init__(self, sim: Sim, vq: RxVirtqueue, sk: GuestSock, vhost):
+    def __init__(self, sim: Sim, vq: RxVirtqueue, sk: GuestSock, vhost) -> None:
         super().__init__(sim, "worker")
         self.vq = vq
         self.sk = sk
@@ -173,7 +173,7 @@ class RxWorker(Task):
             self.raise_irq(signals.popleft())
         return True
 
-    def main(self):
+    def main(self) -> Steps:
         """The kworker of CPU1's virtio_vsock workqueue: rx_work and tx_work, in order."""
         c, stats = self.c, self.sim.stats
         tx = self.tx_pending
@@ -209,7 +209,7 @@ class RxWorker(Task):
         self.sim.stats.wakeups["worker"] += 1
 
     # ---- virtio_transport_tx_work() ----------------------------------------------
-    def tx_work(self):
+    def tx_work(self) -> Steps:
         """virtio_vsock_tx_done() and virtio_transport_tx_work(): free the guest's TX
         buffers that vhost has used.
 
@@ -244,9 +244,9 @@ class RxWorker(Task):
     # having to wait, or a generator that finishes the packet when they must
     # (a sync with another actor, a contended lock_sock). The common case then
     # costs no generator at all, which keeps a run fast.
-    def rx_work(self):
+    def rx_work(self) -> Steps:
         c, vq, stats, sim = self.c, self.vq, self.stats, self.sim
-        recv = self.recv_pkt_batch if self.batching else self.recv_pkt
+        batching = self.batching
         fixed_ns, byte_ns = c.get_buf_ns, c.rx_byte_ns
         env, used = self.env, vq.used
         self.work(c.worker_run_ns)
@@ -267,7 +267,10 @@ class RxWorker(Task):
                     stats.control_packets += 1
                 stats.payload_bytes += pkt.len
                 # get_buf, length checks, rx_put, tap: charged with the next step
-                rest = recv(pkt, fixed_ns + pkt.len * byte_ns)
+                if batching:
+                    rest = self.recv_pkt_batch(pkt, fixed_ns + pkt.len * byte_ns)
+                else:
+                    rest = self.recv_pkt(pkt, fixed_ns + pkt.len * byte_ns)
                 if rest is not None:
                     yield from rest
                 if sim.done:                                # sim.finished triggered
@@ -280,7 +283,7 @@ class RxWorker(Task):
             yield from self.rx_fill()
 
     # ---- virtio_vsock_rx_fill() --------------------------------------------------
-    def rx_fill(self):
+    def rx_fill(self) -> Steps:
         c, vq, stats = self.c, self.vq, self.sim.stats
         n = vq.free_slots()
         if n <= 0:
@@ -301,7 +304,7 @@ class RxWorker(Task):
             self.vhost.kick(self.acc + self.c.host_to_guest_latency_ns)
 
     # ---- virtio_transport_recv_pkt(): one lookup and one lock per packet -------
-    def recv_pkt(self, pkt: Packet, pre: float):
+    def recv_pkt(self, pkt: Packet, pre: float) -> Steps | None:
         sk = self.sk
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
         if sk.owned or self.behind():
@@ -315,7 +318,7 @@ class RxWorker(Task):
         self.release(sk)                                    # release_sock(), sock_put()
         return None
 
-    def _recv_pkt_waiting(self, pkt: Packet):
+    def _recv_pkt_waiting(self, pkt: Packet) -> Steps:
         """recv_pkt() when lock_sock() may have to wait."""
         sk = self.sk
         ev = self.sync()
@@ -332,14 +335,14 @@ class RxWorker(Task):
             yield ev
         self.release(sk)                                    # release_sock(), sock_put()
 
-    def _release_after_sync(self, sk: GuestSock):
+    def _release_after_sync(self, sk: GuestSock) -> Steps:
         ev = self.sync()
         if ev is not None:
             yield ev
         self.release(sk)
 
     # ---- virtio_transport_recv_pkt_batch() (patches 2-5), with rx_work's bounds ----
-    def recv_pkt_batch(self, pkt: Packet, pre: float):
+    def recv_pkt_batch(self, pkt: Packet, pre: float) -> Steps | None:
         batch = self.batch
         if pkt.op != OP_RW:
             return self._recv_pkt_not_rw(pkt, pre)
@@ -355,7 +358,7 @@ class RxWorker(Task):
             return self._recv_pkt_batch_new(pkt, pre, finish_first=True)
         return self._recv_pkt_batch_new(pkt, pre, finish_first=False)
 
-    def _recv_pkt_not_rw(self, pkt: Packet, pre: float):
+    def _recv_pkt_not_rw(self, pkt: Packet, pre: float) -> Steps:
         """Only STREAM/RW packets share a socket lock: finish the batch, then the
         per-packet virtio_transport_recv_pkt() (patch 2)."""
         yield from self.rx_batch_finish()
@@ -363,7 +366,7 @@ class RxWorker(Task):
         if rest is not None:
             yield from rest
 
-    def _count_in_batch(self, pkt: Packet):
+    def _count_in_batch(self, pkt: Packet) -> Steps | None:
         """rx_work after recv_pkt_batch(): count the packet, finish at the limits."""
         batch = self.batch
         if batch.sk is None:
@@ -374,7 +377,7 @@ class RxWorker(Task):
             return self.rx_batch_finish()
         return None
 
-    def _recv_pkt_batch_new(self, pkt: Packet, pre: float, finish_first: bool):
+    def _recv_pkt_batch_new(self, pkt: Packet, pre: float, finish_first: bool) -> Steps:
         """Look the socket up, lock it, and start a batch if the socket allows it."""
         sk, batch = self.sk, self.batch
         if finish_first:
@@ -449,7 +452,7 @@ class RxWorker(Task):
             sk.vsock_data_ready(self)
         return batch is not None and self.recv_pkt_batchable()
 
-    def rx_batch_finish(self):
+    def rx_batch_finish(self) -> Steps:
         """virtio_transport_rx_batch_finish(): deliver coalesced callbacks, unlock."""
         batch = self.batch
         sk = batch.sk

@@ -11,10 +11,11 @@ both, and needs to synchronise only when it is about to block.
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from .. import kernel
 from ..kernel import vhost_exceeds_weight
-from .engine import Sim, Task, Wakeup
+from .engine import Sim, Steps, Task, Wakeup
 from .virtqueue import Packet, RxVirtqueue
 
 
@@ -23,7 +24,7 @@ class HostSkb:
 
     __slots__ = ("len", "offset", "write", "op")
 
-    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW):
+    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW) -> None:
         self.len = length
         self.offset = 0
         self.write = write
@@ -39,7 +40,7 @@ class HostSocket:
 
     __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned", "held")
 
-    def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE):
+    def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE) -> None:
         self.tx_cnt = 0
         self.peer_fwd_cnt = 0
         self.peer_buf_alloc = peer_buf_alloc
@@ -96,14 +97,14 @@ class Sender(Task):
 
     __slots__ = ("sock", "vhost", "blocked", "replies")
 
-    def __init__(self, sim: Sim, sock: HostSocket, vhost: "Vhost"):
+    def __init__(self, sim: Sim, sock: HostSocket, vhost: "Vhost") -> None:
         super().__init__(sim, "sender")
         self.sock = sock
         self.vhost = vhost
         self.blocked: Wakeup | None = None   # waiting for credit, or for a reply
         self.replies: deque = deque()        # ping-pong: (time, bytes) echoed back
 
-    def main(self):
+    def main(self) -> Steps:
         p, c, stats, sock = self.sim.p, self.c, self.sim.stats, self.sock
         skb_ns, copy_ns = c.host_skb_ns, c.host_copy_byte_ns
         max_skb = kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
@@ -134,7 +135,7 @@ class Sender(Task):
                         stats.rtt.append(self.t - t_start)
                     continue
             self.work(send_ns)
-            locked_at = t_start                             # lock_sock()
+            locked_at: float | None = t_start               # lock_sock()
             remaining = payload
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
@@ -173,6 +174,7 @@ class Sender(Task):
                     credit -= chunk
                     remaining -= chunk
             if host_lock:
+                assert locked_at is not None                # taken again before the last skb
                 self.release_sock(locked_at)
             stats.writes += 1
             if pingpong:
@@ -194,11 +196,11 @@ class Sender(Task):
         if self.trace is not None:
             self.sim.log(since, "sender", "lock_held", until=end)
 
-    def block(self):
+    def block(self) -> Steps:
         self.blocked = Wakeup(self)
         yield from self.sleep_on(self.blocked)
 
-    def wait_reply(self, nbytes: int):
+    def wait_reply(self, nbytes: int) -> Steps:
         got = 0
         while got < nbytes:
             replies = self.replies
@@ -233,7 +235,7 @@ class Vhost(Task):
                  "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake",
                  "copy_ns", "pkt_add_used_ns", "host_lock", "tx_used")
 
-    def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket):
+    def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket) -> None:
         super().__init__(sim, "vhost")
         self.vq = vq
         self.sock = sock
@@ -241,9 +243,11 @@ class Vhost(Task):
         self.tx_queue: deque = deque()         # (time kicked, fwd_cnt, buf_alloc, reply bytes)
         self.idle: Wakeup | None = None
         self.pending_used: list[Packet] = []   # filled buffers not yet in the used ring
-        self.worker = None   # the guest RX worker, for interrupts (set by the model)
-        self.sender = None   # the host sender, woken by credit and replies
-        self.reader = None   # the guest task that sends us credit updates and replies
+        # Set by the model once every actor exists. Typed Any so that a test
+        # may put a stand-in there (the compiled class checks declared types).
+        self.worker: Any    # RxWorker: the guest RX worker, for interrupts
+        self.sender: Any    # Sender: the host sender, woken by credit and replies
+        self.reader: Any    # Reader: the guest task that sends us credit updates and replies
         # Guest packets reach us at least this long after the guest acts.
         self.lookahead = sim.c.host_to_guest_latency_ns
         p, c = sim.p, sim.c
@@ -260,7 +264,7 @@ class Vhost(Task):
         """vhost_transport_send_pkt(): queue the skb and wake the worker thread."""
         self.send_pkt_queue.append((t, skb))
         if self.idle is not None:
-            self._wake(t)
+            self._wake(self.idle, t)
 
     def kick(self, delay: float) -> None:
         """The guest kicked the RX queue after a refill (vhost_vsock_handle_rx_kick)."""
@@ -272,11 +276,11 @@ class Vhost(Task):
         """A guest TX kick at time t: a credit update, or a reply of nbytes."""
         self.tx_queue.append((t, fwd_cnt, buf_alloc, nbytes))
         if self.idle is not None:
-            self._wake(t)
+            self._wake(self.idle, t)
 
-    def _wake(self, t: float) -> None:
-        """Wake the idle thread (the caller checked that it is idle)."""
-        ev, self.idle = self.idle, None
+    def _wake(self, ev: Wakeup, t: float) -> None:
+        """Wake the idle thread, asleep on ``ev`` (self.idle)."""
+        self.idle = None
         ev.fire(t - self.env._now + self.sim.latency(self.c.host_wake_latency_ns))
 
     def horizon(self) -> float:
@@ -297,7 +301,8 @@ class Vhost(Task):
         return (r if r >= now else now) + self.lookahead    # max(r, now): no call
 
     # host_lock_sock() and handle_tx(): why vhost stopped before a guest packet
-    WAITED, MUST_SYNC = 1, 2
+    WAITED = 1
+    MUST_SYNC = 2
 
     def host_lock_sock(self) -> int:
         """lock_sock() on the host socket, for virtio_transport_recv_pkt(): 0 if
@@ -364,7 +369,7 @@ class Vhost(Task):
             self.tx_used = 0
         return status
 
-    def main(self):
+    def main(self) -> Steps:
         vq, c, env = self.vq, self.c, self.env
         q, tx = self.send_pkt_queue, self.tx_queue
         while True:
@@ -417,7 +422,7 @@ class Vhost(Task):
             if rest is not None:
                 yield from rest
 
-    def do_send_pkt(self, pkts: int, total_len: int):
+    def do_send_pkt(self, pkts: int, total_len: int) -> Steps | None:
         """One run of vhost_transport_do_send_pkt(), bounded by vhost_exceeds_weight(),
         from its ``pkts``-th buffer (``total_len`` bytes so far) on.
 
@@ -475,7 +480,7 @@ class Vhost(Task):
             self.worker.signal(env._now + self.acc)     # vhost_signal()
         return None
 
-    def _do_send_pkt_after_sync(self, pkts: int, total_len: int):
+    def _do_send_pkt_after_sync(self, pkts: int, total_len: int) -> Steps:
         """The rest of a run that had to let other actors catch up first."""
         yield self.flush()
         rest = self.do_send_pkt(pkts, total_len)

@@ -7,8 +7,10 @@ virtio_transport_stream_do_dequeue() in virtio_transport_common.c.
 
 from __future__ import annotations
 
+from typing import Any, Generator
+
 from .. import kernel
-from .engine import Sim, Task, Wakeup
+from .engine import Sim, Steps, Task, Wakeup
 from .sock import GuestSock
 
 WARMUP_FRACTION = 0.1
@@ -17,14 +19,14 @@ WARMUP_FRACTION = 0.1
 class Reader(Task):
     __slots__ = ("sk", "host", "worker")
 
-    def __init__(self, sim: Sim, sk: GuestSock, host, worker):
+    def __init__(self, sim: Sim, sk: GuestSock, host, worker) -> None:
         super().__init__(sim, "reader")
         self.sk = sk
         sk.reader = self
         self.host = host          # receives guest packets: vhost's TX side
         self.worker = worker
 
-    def main(self):
+    def main(self) -> Steps:
         p, stats = self.sim.p, self.sim.stats
         if p.workload == "pingpong":
             yield from self.pingpong()
@@ -56,7 +58,7 @@ class Reader(Task):
         stats.window_bytes0 = stats.bytes_received
         stats.window_busy0 = self.worker.busy
 
-    def pingpong(self):
+    def pingpong(self) -> Steps:
         """Receive each request in full, then send it back (a user-space echo)."""
         p, c, stats = self.sim.p, self.c, self.sim.stats
         for _ in range(p.requests):
@@ -79,7 +81,7 @@ class Reader(Task):
         self.sim.finish()
 
     # ---- vsock_connectible_recvmsg() --------------------------------------------
-    def recvmsg(self, length: int):
+    def recvmsg(self, length: int) -> Generator[Any, None, int]:
         """Generator returning the number of bytes one recv(length) returns."""
         c, sk, stats = self.c, self.sk, self.stats
         stats.recv_calls += 1

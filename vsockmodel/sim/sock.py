@@ -14,9 +14,13 @@ The lock follows net/core/sock.c, not a FIFO mutex:
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 from .. import kernel
-from .engine import Sim, Task, Wakeup
+from .engine import Sim, Steps, Task, Wakeup
+
+if TYPE_CHECKING:
+    from .reader import Reader
 
 
 class Skb:
@@ -24,7 +28,7 @@ class Skb:
 
     __slots__ = ("len", "off", "room")
 
-    def __init__(self, length: int, room: int):
+    def __init__(self, length: int, room: int) -> None:
         self.len = length
         self.off = 0          # VIRTIO_VSOCK_SKB_CB(skb)->offset
         self.room = room      # skb_tailroom()
@@ -35,7 +39,7 @@ class GuestSock:
                  "sleeper", "rx_queue", "buf_alloc", "buf_used", "rx_bytes", "fwd_cnt",
                  "last_fwd_cnt", "rcvlowat", "queue_max", "done", "peer_shutdown", "reader")
 
-    def __init__(self, sim: Sim):
+    def __init__(self, sim: Sim) -> None:
         p = sim.p
         self.sim = sim
         self.env = sim.env
@@ -59,7 +63,7 @@ class GuestSock:
         self.queue_max = kernel.queue_max(p.buffer)
         self.done = False                   # SOCK_DONE / reset
         self.peer_shutdown = False          # vsk->peer_shutdown: the host closed
-        self.reader = None                  # the task that sleeps on sk_sleep(sk)
+        self.reader: Reader                 # the task that sleeps on sk_sleep(sk) (set by Reader)
 
     # ---- lock_sock / release_sock ---------------------------------------------
     # The caller charges the CPU cost of the calls; these functions only move
@@ -67,14 +71,14 @@ class GuestSock:
     # functions, lock_sock and release_sock return None when they finished
     # without having to wait, or a generator the caller runs (``yield from``)
     # to finish the call: after a sync, or for a contended lock.
-    def lock_sock(self, task: Task, woken_for_data: bool = False):
+    def lock_sock(self, task: Task, woken_for_data: bool = False) -> Steps | None:
         """net/core/sock.c lock_sock(): None, or a generator that waits for the lock."""
         if self.owned or task.behind():
             return self._lock_sock_wait(task, woken_for_data)
         self.take(task)
         return None
 
-    def _lock_sock_wait(self, task: Task, woken_for_data: bool):
+    def _lock_sock_wait(self, task: Task, woken_for_data: bool) -> Steps:
         """lock_sock() after a sync, sleeping in __lock_sock if the socket is owned."""
         ev = task.sync()
         if ev is not None:
@@ -91,7 +95,7 @@ class GuestSock:
         if self.trace is not None:
             self.sim.log(self.owned_since, task.name, "lock")
 
-    def lock_sock_slow(self, task: Task, woken_for_data: bool = False):
+    def lock_sock_slow(self, task: Task, woken_for_data: bool = False) -> Steps:
         """__lock_sock(): sleep exclusively on sk_lock.wq until not owned."""
         stats = self.sim.stats
         env = task.env
@@ -105,7 +109,7 @@ class GuestSock:
             ev = Wakeup(task)
             self.lock_wq.append((task, ev))
             if self.sim.trace is not None:
-                self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name)
+                self.sim.log(task.t, task.name, "lock_wait", owner=self.owner.name if self.owner else None)
             yield from task.sleep_on(ev)
             stats.wakeups[task.name] += 1
             ev2 = task.sync()
@@ -117,14 +121,14 @@ class GuestSock:
                     self.sim.log(task.t, task.name, "futile_wakeup", why="lock taken again")
         stats.lock_wait[task.name].append(env._now + task.acc - t0)
 
-    def release_sock(self, task: Task):
+    def release_sock(self, task: Task) -> Steps | None:
         """Sync, then release(): None if no sync was needed, else a generator."""
         if task.behind():
             return self._release_sock_wait(task)
         self.release(task)
         return None
 
-    def _release_sock_wait(self, task: Task):
+    def _release_sock_wait(self, task: Task) -> Steps:
         yield task.flush()
         self.release(task)
 

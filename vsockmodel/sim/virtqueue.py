@@ -19,7 +19,7 @@ class Packet:
 
     __slots__ = ("len", "write", "op")
 
-    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW):
+    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW) -> None:
         self.len = length
         self.write = write    # index of the host send() it belongs to
         self.op = op          # hdr->op: OP_RW (data) or OP_SHUTDOWN
@@ -29,13 +29,13 @@ class RxVirtqueue:
     __slots__ = ("size", "avail", "used", "rx_buf_nr", "rx_buf_max_nr", "cb_enabled_at",
                  "vhost_notify")
 
-    def __init__(self, size: int = kernel.RX_RING_SIZE):
+    def __init__(self, size: int = kernel.RX_RING_SIZE) -> None:
         self.size = size
         self.avail = size              # posted by the guest, not yet taken by vhost
         self.used: deque = deque()     # (publish time, Packet), oldest first
         self.rx_buf_nr = size          # virtio_vsock::rx_buf_nr
         self.rx_buf_max_nr = size      # virtio_vsock::rx_buf_max_nr
-        self.cb_enabled_at = 0.0       # when virtqueue_enable_cb() last ran; None if disabled
+        self.cb_enabled_at: float | None = 0.0  # when virtqueue_enable_cb() last ran; None if disabled
         self.vhost_notify = True       # vhost_enable_notify: vhost wants a kick
 
     def has_used(self, t: float) -> bool:
