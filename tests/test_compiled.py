@@ -86,7 +86,7 @@ def test_a_source_edited_after_the_build_runs_from_source(tmp_path, edited):
     if edited:
         assert out.stdout.split() == ["False", "True"]
         assert f"the compiled {edited[:-3]} is older than its source" in out.stderr
-        assert "pip install -e ." in out.stderr
+        assert "scripts/build-book" in out.stderr
     else:
         assert out.stdout.split() == ["True", "False"] and not out.stderr
 

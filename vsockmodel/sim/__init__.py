@@ -3,7 +3,7 @@
 Compiled or not
 ---------------
 When the package is installed (``pip install -e .``, which scripts/setup
-runs), setup.py compiles the modules named in ``COMPILED`` with mypyc: C
+runs for scripts/build-book and scripts/run-tests), setup.py compiles the modules named in ``COMPILED`` with mypyc: C
 extensions built from these same files. They run a simulation about twice as
 fast and give identical results. Python imports an extension in preference to
 its source, so this package chooses before any of them is imported:
@@ -57,7 +57,9 @@ def _use_extensions() -> bool:
         warnings.warn(
             f"vsockmodel.sim: the compiled {', '.join(stale)} is older than its source, so "
             f"every simulator module runs from its Python source (same results, about half "
-            f"the speed); rebuild with scripts/setup or `pip install -e .`", stacklevel=2)
+            f"the speed); scripts/build-book or scripts/run-tests compiles it again, as does "
+            f"`pip install --no-build-isolation --no-deps -e .` in the package's environment",
+            stacklevel=2)
         return False
     return True
 
