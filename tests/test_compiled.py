@@ -70,22 +70,27 @@ WHICH = ("import vsockmodel.sim as s, vsockmodel.sim.guest as g; "
          "print(s.COMPILED_IN_USE, g.__file__.endswith('.py'))")
 
 
-@pytest.mark.parametrize("edited", [None, "reader.py", "engine.py"])
-def test_a_source_edited_after_the_build_runs_from_source(tmp_path, edited):
+@pytest.mark.parametrize("change", [None, "edit reader", "edit engine", "lose host"])
+def test_a_source_edited_after_the_build_runs_from_source(tmp_path, change):
     # Python prefers an extension module to its source; the package must not
-    # let a stale build hide an edit.
+    # let a stale build hide an edit, nor mix compiled and source modules.
     if not sim.COMPILED_IN_USE:
         pytest.skip("the simulator is not compiled here")
     copy = tmp_path / "vsockmodel"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))   # keeps mtimes
-    if edited:
+    what, _, name = (change or "").partition(" ")
+    if what == "edit":
         newest = max(p.stat().st_mtime for p in (copy / "sim").iterdir())
-        os.utime(copy / "sim" / edited, (newest + 10, newest + 10))
+        os.utime(copy / "sim" / f"{name}.py", (newest + 10, newest + 10))
+    elif what == "lose":
+        for path in (copy / "sim").glob(f"{name}.*.so"):
+            path.unlink()
     out = _python(WHICH, pythonpath=tmp_path)
     assert out.returncode == 0, out.stderr
-    if edited:
+    if change:
         assert out.stdout.split() == ["False", "True"]
-        assert f"the compiled {edited[:-3]} is older than its source" in out.stderr
+        state = "is older than its source" if what == "edit" else "is missing"
+        assert f"the compiled {name} {state}" in out.stderr
         assert "scripts/build-book" in out.stderr
     else:
         assert out.stdout.split() == ["True", "False"] and not out.stderr

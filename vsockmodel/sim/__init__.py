@@ -51,11 +51,14 @@ def _use_extensions() -> bool:
     built = {name: _extension(name) for name in COMPILED}
     if not any(built.values()):
         return False
-    stale = [name for name, path in built.items()
-             if path is None or path.stat().st_mtime < (_HERE / f"{name}.py").stat().st_mtime]
-    if stale:
+    missing = [name for name, path in built.items() if path is None]
+    older = [name for name, path in built.items()
+             if path is not None and path.stat().st_mtime < (_HERE / f"{name}.py").stat().st_mtime]
+    if missing or older:
+        why = "; ".join(f"the compiled {', '.join(names)} {what}" for names, what in
+                        ((missing, "is missing"), (older, "is older than its source")) if names)
         warnings.warn(
-            f"vsockmodel.sim: the compiled {', '.join(stale)} is older than its source, so "
+            f"vsockmodel.sim: {why}, so "
             f"every simulator module runs from its Python source (same results, about half "
             f"the speed); scripts/build-book or scripts/run-tests compiles it again, as does "
             f"`pip install --no-build-isolation --no-deps -e .` in the package's environment",
