@@ -1,11 +1,33 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures and session set-up shared by the test modules."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import warnings
 
 import pytest
+
+
+def pytest_configure(config):
+    # After an edit to the simulator without a new compile, vsockmodel.sim runs
+    # its sources and warns once per process. The notebooks' kernels would print
+    # that warning into every notebook's output and fail nbval; ask them for the
+    # sources instead, quietly (scripts/run-tests compiles first, and there
+    # tests/test_compiled.py fails on a stale build).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import vsockmodel.sim as sim
+    if sim.NOT_COMPILED_BECAUSE not in (None, "not compiled", "VSOCKMODEL_PURE_PYTHON is set"):
+        os.environ["VSOCKMODEL_PURE_PYTHON"] = "1"
+
+
+def pytest_report_header(config):
+    import vsockmodel.sim as sim
+    if sim.COMPILED_IN_USE:
+        return "vsockmodel.sim: compiled with mypyc"
+    return f"vsockmodel.sim: Python sources ({sim.NOT_COMPILED_BECAUSE})"
 
 
 @pytest.fixture

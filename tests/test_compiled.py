@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import vsockmodel as vm
 from vsockmodel import sim
 
 PACKAGE = Path(vm.__file__).parent
+EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 # One of each workload and variant, the trace, a small buffer with resets, the host lock.
 CONFIGS = [dict(variant=v, payload=p) for v in vm.VARIANTS for p in (64, 4096, 65536)] + [
@@ -51,7 +53,8 @@ def test_the_compiled_simulator_is_in_use_where_required():
     # build must not pass unnoticed as a slow pure-Python run.
     if not os.environ.get("VSOCKMODEL_REQUIRE_COMPILED"):
         pytest.skip("VSOCKMODEL_REQUIRE_COMPILED is not set")
-    assert sim.COMPILED_IN_USE, "vsockmodel/sim is not compiled: run `pip install -e .` and read its output"
+    assert sim.COMPILED_IN_USE, (f"vsockmodel/sim runs from source: {sim.NOT_COMPILED_BECAUSE} "
+                                 f"(scripts/setup compiles it; its log is .venv/compile.log)")
 
 
 def test_compiled_and_python_simulators_give_identical_results():
@@ -66,40 +69,65 @@ def test_compiled_and_python_simulators_give_identical_results():
         assert a == b, cfg
 
 
-WHICH = ("import vsockmodel.sim as s, vsockmodel.sim.guest as g; "
-         "print(s.COMPILED_IN_USE, g.__file__.endswith('.py'))")
+WHICH = ("import sys, vsockmodel, vsockmodel.sim as s\n"
+         "mods = [m for n, m in sys.modules.items() if n.startswith('vsockmodel.sim.')]\n"
+         "print(s.COMPILED_IN_USE, all(m.__file__.endswith('.py') for m in mods), len(mods))")
 
 
-@pytest.mark.parametrize("change", [None, "edit reader", "edit engine", "lose host"])
-def test_a_source_edited_after_the_build_runs_from_source(tmp_path, change):
-    # Python prefers an extension module to its source; the package must not
-    # let a stale build hide an edit, nor mix compiled and source modules.
+def _copy_package(tmp_path: Path, *ignore: str) -> Path:
+    copy = tmp_path / "vsockmodel"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", *ignore))
+    return copy
+
+
+@pytest.mark.parametrize("change,why", [
+    ("edit sim/reader.py", "sim/reader.py changed after the simulator was compiled"),
+    ("edit kernel.py", "kernel.py changed after the simulator was compiled"),   # imported by sim/
+    ("lose host", "the compiled host is missing"),
+    ("lose _native__mypyc", "the compiled _native__mypyc is missing"),
+    ("lose record", "_build_sources.json is missing or unreadable"),
+])
+def test_a_build_that_does_not_match_its_sources_is_not_used(tmp_path, change, why):
+    # Python prefers an extension module to its source; the package must not let
+    # a stale or partial build hide an edit, nor mix compiled and source modules.
     if not sim.COMPILED_IN_USE:
         pytest.skip("the simulator is not compiled here")
-    copy = tmp_path / "vsockmodel"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))   # keeps mtimes
-    what, _, name = (change or "").partition(" ")
+    copy = _copy_package(tmp_path)
+    what, _, name = change.partition(" ")
     if what == "edit":
-        newest = max(p.stat().st_mtime for p in (copy / "sim").iterdir())
-        os.utime(copy / "sim" / f"{name}.py", (newest + 10, newest + 10))
-    elif what == "lose":
+        with open(copy / name, "a") as f:
+            f.write("\n# an edit\n")
+    elif name == "record":
+        (copy / "sim" / sim.BUILD_RECORD).unlink()
+    else:
         for path in (copy / "sim").glob(f"{name}.*.so"):
             path.unlink()
     out = _python(WHICH, pythonpath=tmp_path)
     assert out.returncode == 0, out.stderr
-    if change:
-        assert out.stdout.split() == ["False", "True"]
-        state = "is older than its source" if what == "edit" else "is missing"
-        assert f"the compiled {name} {state}" in out.stderr
-        assert "scripts/build-book" in out.stderr
-    else:
-        assert out.stdout.split() == ["True", "False"] and not out.stderr
+    compiled, all_sources, count = out.stdout.split()
+    assert (compiled, all_sources) == ("False", "True") and int(count) >= len(sim.COMPILED)
+    assert why in out.stderr and "scripts/build-book" in out.stderr
+
+
+def test_a_build_that_matches_its_sources_is_used(tmp_path):
+    copy = _copy_package(tmp_path)
+    if not sim.COMPILED_IN_USE:
+        pytest.skip("the simulator is not compiled here")
+    # A touched file, an edit outside what the simulator imports, and a stray
+    # extension beside a module that is not compiled change nothing.
+    os.utime(copy / "sim" / "guest.py")
+    with open(copy / "widgets.py", "a") as f:
+        f.write("\n# an edit\n")
+    (copy / "sim" / f"errors{EXTENSION}").write_bytes(b"not a library")
+    out = _python(WHICH + "\nimport vsockmodel.sim.errors as e; print(e.__file__)", pythonpath=tmp_path)
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    compiled, all_sources, _, errors = out.stdout.split()
+    assert (compiled, all_sources) == ("True", "False") and errors.endswith("errors.py")
 
 
 def test_pure_python_is_used_on_request_or_when_nothing_was_compiled(tmp_path):
     out = _python(WHICH, pure=True)
-    assert out.stdout.split() == ["False", "True"] and not out.stderr
-    copy = tmp_path / "vsockmodel"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    assert out.stdout.split()[:2] == ["False", "True"] and not out.stderr, out.stderr
+    _copy_package(tmp_path, "*.so", "*.pyd", sim.BUILD_RECORD)
     out = _python(WHICH, pythonpath=tmp_path)
-    assert out.stdout.split() == ["False", "True"] and not out.stderr
+    assert out.stdout.split()[:2] == ["False", "True"] and not out.stderr, out.stderr

@@ -2,42 +2,48 @@
 
 Compiled or not
 ---------------
-When the package is installed (``pip install -e .``, which scripts/setup
-runs for scripts/build-book and scripts/run-tests), setup.py compiles the modules named in ``COMPILED`` with mypyc: C
-extensions built from these same files. They run a simulation about twice as
-fast and give identical results. Python imports an extension in preference to
-its source, so this package chooses before any of them is imported:
+When the package is installed (``pip install -e .``, which scripts/setup runs
+for scripts/build-book and scripts/run-tests), setup.py compiles the modules
+named in ``COMPILED`` with mypyc: C extensions built from these same files,
+which run a simulation about twice as fast and give identical results. Python
+imports an extension in preference to its source, so this package chooses,
+before any of them is imported, and applies the choice to every module here:
 
-- the extensions, when every one of them is there and none is older than its
-  source;
-- the sources otherwise: when nothing was compiled (no mypyc or no C
-  compiler), when a source was edited after the build (the edit takes effect
-  at once, as with Python's bytecode cache; a warning says how to rebuild), or
-  when ``VSOCKMODEL_PURE_PYTHON=1`` asks for them (profiling, debugging, tests
-  that patch a method: a compiled class cannot be patched).
+- the extensions, when all of them are there and every source they were
+  compiled from (listed with its sha256 in ``BUILD_RECORD``: the compiled
+  modules and the vsockmodel modules they import) is unchanged;
+- the Python sources otherwise. Quietly when nothing was compiled (no mypyc
+  or no C compiler) or when ``VSOCKMODEL_PURE_PYTHON=1`` asks for them
+  (profiling, debugging, tests that patch a method: a compiled class cannot be
+  patched); with a warning that says how to compile again when a source was
+  edited after the build, so that the edit takes effect at once.
 
-``COMPILED_IN_USE`` tells which.
+``COMPILED_IN_USE`` tells which, and ``NOT_COMPILED_BECAUSE`` why not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 import warnings
 from pathlib import Path
 
-# The simulation's hot path, compiled by setup.py (errors.py stays Python:
-# mypyc cannot compile exception classes).
+# The simulation's hot path, compiled by setup.py. Not errors.py: mypyc
+# cannot compile subclasses of built-in exceptions such as RuntimeError.
 COMPILED = ("stats", "virtqueue", "engine", "sock", "reader", "guest", "host")
+NATIVE = "_native__mypyc"                  # the library with the compiled code; the others load it
+BUILD_RECORD = "_build_sources.json"       # written by setup.py after a complete build
 
 _HERE = Path(__file__).parent
 
 
 def _extension(name: str) -> Path | None:
-    """The compiled module ``name`` beside its source, if there is one."""
+    """The compiled module ``name`` in this folder, if there is one."""
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = _HERE / f"{name}{suffix}"
         if path.exists():
@@ -45,42 +51,67 @@ def _extension(name: str) -> Path | None:
     return None
 
 
-def _use_extensions() -> bool:
+def _changed_sources(record: Path) -> list[str]:
+    """Sources that differ from the ones the extensions were compiled from."""
+    sources = json.loads(record.read_text())["sources"]
+    package = _HERE.parent
+    return [name for name, digest in sources.items()
+            if not (package / name).is_file()
+            or hashlib.sha256((package / name).read_bytes()).hexdigest() != digest]
+
+
+def _stale(missing: list[str], record: Path) -> str | None:
+    """Why a build cannot be used, or None if it can."""
+    if missing:
+        return f"the compiled {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
+    try:
+        changed = _changed_sources(record)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return f"{BUILD_RECORD} is missing or unreadable"
+    if changed:
+        return f"{', '.join(changed)} changed after the simulator was compiled"
+    return None
+
+
+def _not_compiled_because() -> str | None:
+    """None to use the extensions; else why the sources run (with a warning
+    unless nothing was compiled or the sources were asked for)."""
     if os.environ.get("VSOCKMODEL_PURE_PYTHON", "") not in ("", "0"):
-        return False
-    built = {name: _extension(name) for name in COMPILED}
-    if not any(built.values()):
-        return False
-    missing = [name for name, path in built.items() if path is None]
-    older = [name for name, path in built.items()
-             if path is not None and path.stat().st_mtime < (_HERE / f"{name}.py").stat().st_mtime]
-    if missing or older:
-        why = "; ".join(f"the compiled {', '.join(names)} {what}" for names, what in
-                        ((missing, "is missing"), (older, "is older than its source")) if names)
+        return "VSOCKMODEL_PURE_PYTHON is set"
+    missing = [name for name in (*COMPILED, NATIVE) if _extension(name) is None]
+    record = _HERE / BUILD_RECORD
+    if len(missing) == len(COMPILED) + 1 and not record.exists():
+        return "not compiled"
+    why = _stale(missing, record)
+    if why is not None:
         warnings.warn(
-            f"vsockmodel.sim: {why}, so "
-            f"every simulator module runs from its Python source (same results, about half "
-            f"the speed); scripts/build-book or scripts/run-tests compiles it again, as does "
-            f"`pip install --no-build-isolation --no-deps -e .` in the package's environment",
-            stacklevel=2)
-        return False
-    return True
+            f"vsockmodel.sim: {why}, so every simulator module runs from its Python source "
+            f"(same results, about half the speed). scripts/build-book or scripts/run-tests "
+            f"compiles it again, as does `pip install --no-build-isolation --no-deps -e .` "
+            f"in the package's environment", stacklevel=3)
+    return why
 
 
 class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Imports this package's compiled modules from their .py files instead."""
+    """Imports this package's modules from their .py files: every one of them
+    when the sources run, and those not in COMPILED always (an extension left
+    over from an older build must not mix in)."""
 
     vsockmodel_sources = True     # marks the finder across re-imports of this package
 
+    def __init__(self, use_extensions: bool):
+        self.use_extensions = use_extensions
+
     def find_spec(self, fullname, path=None, target=None):
         package, _, name = fullname.rpartition(".")
-        if package == __name__ and name in COMPILED:
-            return importlib.util.spec_from_file_location(fullname, _HERE / f"{name}.py")
+        source = _HERE / f"{name}.py"
+        if package == __name__ and source.is_file() and not (self.use_extensions and name in COMPILED):
+            return importlib.util.spec_from_file_location(fullname, source)
         return None
 
 
-COMPILED_IN_USE = _use_extensions()
+NOT_COMPILED_BECAUSE = _not_compiled_because()
+COMPILED_IN_USE = NOT_COMPILED_BECAUSE is None
 
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "vsockmodel_sources", False)]
-if not COMPILED_IN_USE:
-    sys.meta_path.insert(0, _SourceFinder())
+sys.meta_path.insert(0, _SourceFinder(COMPILED_IN_USE))

@@ -19,12 +19,13 @@ WARMUP_FRACTION = 0.1
 class Reader(Task):
     __slots__ = ("sk", "host", "worker")
 
-    def __init__(self, sim: Sim, sk: GuestSock, host, worker) -> None:
+    def __init__(self, sim: Sim, sk: GuestSock, host: Any, worker: Any) -> None:
         super().__init__(sim, "reader")
         self.sk = sk
         sk.reader = self
+        # Any: stand-ins fit too (seed 000's scenario, tests); compiled code checks declared types.
         self.host = host          # receives guest packets: vhost's TX side
-        self.worker = worker
+        self.worker = worker      # the RX worker, whose busy time the window starts from
 
     def main(self) -> Steps:
         p, stats = self.sim.p, self.sim.stats
