@@ -99,16 +99,18 @@ class AllOrNothingBuildExt(build_ext):
 
     def run(self):
         self.built = set()
-        folders = (SIM, Path(self.build_lib) / "vsockmodel" / "sim")   # in place, and for a wheel
+        folders = [Path(self.build_lib) / "vsockmodel" / "sim"]       # what a wheel packs
+        if self.inplace or getattr(self, "editable_mode", False):   # pip install -e .
+            folders.append(SIM)
         for folder in folders:
             (folder / RECORD.name).unlink(missing_ok=True)
         super().run()
         if self.built == {ext.name for ext in self.extensions}:
             write_record(*(f for f in folders if f.is_dir()))
             return
-        forget_build()
-        for path in folders[1].glob("*.so"):
-            path.unlink()
+        for folder in folders:
+            for path in folder.glob("*.so"):
+                path.unlink()
         warnings.warn("vsockmodel: compiling the simulator failed (see above); "
                       "it runs from its Python sources, about half as fast")
 
