@@ -5,12 +5,12 @@ mypyc (part of mypy) turns them into C extensions that run the same code about
 twice as fast, with identical results. Everything else stays plain Python.
 
 All or nothing: if any extension fails to build (no C compiler, say), none is
-kept and the package runs as plain Python, only slower. A successful build
-also writes vsockmodel/sim/_build_sources.json: the sha256 of every source the
-extensions were compiled from, the compiled modules and every vsockmodel
-module they import. vsockmodel/sim/__init__.py runs the Python sources as soon
-as one of them differs, so an edit always takes effect; scripts/setup then
-compiles again.
+kept and the package runs as plain Python, only slower. A complete build also
+writes vsockmodel/sim/_build_sources.json beside the extensions: the list of
+compiled modules, the sha256 of each extension, and the sha256 of every source
+they were compiled from (the compiled modules and every vsockmodel module they
+import). vsockmodel/sim/__init__.py runs the Python sources as soon as
+anything differs from that record; scripts/setup then compiles again.
 """
 
 import ast
@@ -87,43 +87,45 @@ def compiled_sources() -> list[Path]:
     return sorted(seen)
 
 
-def write_record(*folders: Path) -> None:
-    sources = {str(p.relative_to(PACKAGE)): hashlib.sha256(p.read_bytes()).hexdigest()
-               for p in compiled_sources()}
-    for folder in folders:
-        (folder / RECORD.name).write_text(json.dumps({"sources": sources}, indent=1) + "\n")
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# Hashed before mypyc reads them: an edit made while the build runs then shows
+# as a change, instead of being recorded as compiled.
+SOURCES = {str(p.relative_to(PACKAGE)): sha256(p) for p in compiled_sources()}
 
 
 class AllOrNothingBuildExt(build_ext):
-    """build_ext that keeps the extensions only if every one of them was built."""
+    """build_ext that keeps the extensions only if every one of them was built,
+    and then records what they were built from (see sim/__init__.py)."""
 
     def run(self):
         self.built = set()
-        folders = [Path(self.build_lib) / "vsockmodel" / "sim"]       # what a wheel packs
-        if self.inplace or getattr(self, "editable_mode", False):   # pip install -e .
+        folders = [Path(self.build_lib) / "vsockmodel" / "sim"]   # what a wheel packs
+        if self.inplace:                                        # also pip install -e .
             folders.append(SIM)
+        files = [Path(self.get_ext_filename(ext.name)).name for ext in self.extensions]
         for folder in folders:
             (folder / RECORD.name).unlink(missing_ok=True)
         super().run()
-        if self.built == {ext.name for ext in self.extensions}:
-            write_record(*(f for f in folders if f.is_dir()))
-            return
+        complete = self.built == {ext.name for ext in self.extensions}
         for folder in folders:
-            for path in folder.glob("*.so"):
-                path.unlink()
-        warnings.warn("vsockmodel: compiling the simulator failed (see above); "
-                      "it runs from its Python sources, about half as fast")
+            if complete and folder.is_dir():
+                record = {"compiled": sim_setting("COMPILED"), "native": NATIVE,
+                          "extensions": {f: sha256(folder / f) for f in files},
+                          "sources": SOURCES}
+                (folder / RECORD.name).write_text(json.dumps(record, indent=1) + "\n")
+            elif not complete:
+                for f in files:
+                    (folder / f).unlink(missing_ok=True)
+        if not complete:
+            warnings.warn("vsockmodel: compiling the simulator failed (see above); "
+                          "it runs from its Python sources, about half as fast")
 
     def build_extension(self, ext):
         super().build_extension(ext)    # an optional extension's failure is caught by the caller
         self.built.add(ext.name)
-
-
-def forget_build() -> None:
-    """Remove the compiled simulator, so that its sources run."""
-    for path in SIM.glob("*.so"):
-        path.unlink()
-    RECORD.unlink(missing_ok=True)
 
 
 try:
@@ -138,8 +140,7 @@ else:
         # mypyc type-checks first and exits on an error (printed above). The
         # sources still run; tests/test_compiled.py fails in scripts/run-tests.
         warnings.warn("vsockmodel: mypyc's type check of the simulator failed (see above); "
-                      "installing it without the compiled modules")
-        forget_build()
+                      "installing it without compiling it")
         ext_modules = []
     for ext in ext_modules:
         ext.optional = True       # a failed compile warns; AllOrNothingBuildExt removes the rest

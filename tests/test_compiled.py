@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -86,6 +87,8 @@ def _copy_package(tmp_path: Path, *ignore: str) -> Path:
     ("lose host", "the compiled host is missing"),
     ("lose _native__mypyc", "the compiled _native__mypyc is missing"),
     ("lose record", "_build_sources.json is missing or unreadable"),
+    ("swap reader", "the compiled reader did not come from the recorded build"),
+    ("unlist host", "the list of compiled modules changed after the build"),
 ])
 def test_a_build_that_does_not_match_its_sources_is_not_used(tmp_path, change, why):
     # Python prefers an extension module to its source; the package must not let
@@ -99,9 +102,13 @@ def test_a_build_that_does_not_match_its_sources_is_not_used(tmp_path, change, w
             f.write("\n# an edit\n")
     elif name == "record":
         (copy / "sim" / sim.BUILD_RECORD).unlink()
+    elif what == "swap":          # an extension built elsewhere (another build, another Python)
+        (copy / "sim" / f"{name}{EXTENSION}").write_bytes((copy / "sim" / f"guest{EXTENSION}").read_bytes())
+    elif what == "unlist":        # a module taken out of COMPILED, its old extension still there
+        init = copy / "sim" / "__init__.py"
+        init.write_text(init.read_text().replace(f', "{name}")', ")"))
     else:
-        for path in (copy / "sim").glob(f"{name}.*.so"):
-            path.unlink()
+        (copy / "sim" / f"{name}{EXTENSION}").unlink()
     out = _python(WHICH, pythonpath=tmp_path)
     assert out.returncode == 0, out.stderr
     compiled, all_sources, count = out.stdout.split()
@@ -110,9 +117,9 @@ def test_a_build_that_does_not_match_its_sources_is_not_used(tmp_path, change, w
 
 
 def test_a_build_that_matches_its_sources_is_used(tmp_path):
-    copy = _copy_package(tmp_path)
     if not sim.COMPILED_IN_USE:
         pytest.skip("the simulator is not compiled here")
+    copy = _copy_package(tmp_path)
     # A touched file, an edit outside what the simulator imports, and a stray
     # extension beside a module that is not compiled change nothing.
     os.utime(copy / "sim" / "guest.py")
@@ -131,3 +138,36 @@ def test_pure_python_is_used_on_request_or_when_nothing_was_compiled(tmp_path):
     _copy_package(tmp_path, "*.so", "*.pyd", sim.BUILD_RECORD)
     out = _python(WHICH, pythonpath=tmp_path)
     assert out.stdout.split()[:2] == ["False", "True"] and not out.stderr, out.stderr
+
+
+FAILING_CC = """#!/bin/sh
+# A C compiler that cannot compile the library holding the compiled code (or anything, with ALL)
+case "$*" in *__native*) exit 1;; esac
+[ -n "$ALL" ] && exit 1
+exec gcc "$@"
+"""
+
+
+@pytest.mark.parametrize("fails", ["the compiled-code library", "everything"])
+def test_a_build_that_fails_in_part_keeps_nothing(tmp_path, fails):
+    # setup.py: all or nothing. A library-less set of shims would import as
+    # compiled and then fail; a partial build must leave plain Python instead.
+    root = PACKAGE.parent
+    if not (root / "setup.py").is_file() or importlib.util.find_spec("mypyc") is None:
+        pytest.skip("needs the source tree and mypyc")
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(root / name, tmp_path / name)
+    _copy_package(tmp_path, "*.so", sim.BUILD_RECORD)
+    cc = tmp_path / "cc"
+    cc.write_text(FAILING_CC)
+    cc.chmod(0o755)
+    env = {**os.environ, "CC": str(cc)}
+    if fails == "everything":
+        env["ALL"] = "1"
+    out = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "compiling the simulator failed" in out.stderr
+    left = [p.name for p in (tmp_path / "vsockmodel" / "sim").iterdir()
+            if p.name.endswith(EXTENSION) or p.name == sim.BUILD_RECORD]
+    assert not left

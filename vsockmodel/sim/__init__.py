@@ -9,9 +9,11 @@ which run a simulation about twice as fast and give identical results. Python
 imports an extension in preference to its source, so this package chooses,
 before any of them is imported, and applies the choice to every module here:
 
-- the extensions, when all of them are there and every source they were
-  compiled from (listed with its sha256 in ``BUILD_RECORD``: the compiled
-  modules and the vsockmodel modules they import) is unchanged;
+- the extensions, when ``BUILD_RECORD`` (written by setup.py after a
+  complete build) names the same compiled modules, lists every extension here
+  with its sha256, and lists every source they were compiled from (the
+  compiled modules and the vsockmodel modules they import) with a sha256
+  that still matches;
 - the Python sources otherwise. Quietly when nothing was compiled (no mypyc
   or no C compiler) or when ``VSOCKMODEL_PURE_PYTHON=1`` asks for them
   (profiling, debugging, tests that patch a method: a compiled class cannot be
@@ -51,23 +53,30 @@ def _extension(name: str) -> Path | None:
     return None
 
 
-def _changed_sources(record: Path) -> list[str]:
-    """Sources that differ from the ones the extensions were compiled from."""
-    sources = json.loads(record.read_text())["sources"]
-    package = _HERE.parent
-    return [name for name, digest in sources.items()
-            if not (package / name).is_file()
-            or hashlib.sha256((package / name).read_bytes()).hexdigest() != digest]
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _stale(missing: list[str], record: Path) -> str | None:
-    """Why a build cannot be used, or None if it can."""
+def _stale(record_path: Path) -> str | None:
+    """Why the build in this folder cannot be used, or None if it can."""
+    try:
+        record = json.loads(record_path.read_text())
+        listed, extensions, sources = record["compiled"], record["extensions"], record["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{BUILD_RECORD} is missing or unreadable"
+    if listed != list(COMPILED) or record.get("native") != NATIVE:
+        return "the list of compiled modules changed after the build"
+    built = {name: _extension(name) for name in (*COMPILED, NATIVE)}
+    missing = [name for name, path in built.items() if path is None]
     if missing:
         return f"the compiled {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
-    try:
-        changed = _changed_sources(record)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return f"{BUILD_RECORD} is missing or unreadable"
+    foreign = [name for name, path in built.items()
+               if path is not None and extensions.get(path.name) != _sha256(path)]
+    if foreign:
+        return f"the compiled {', '.join(foreign)} did not come from the recorded build"
+    package = _HERE.parent
+    changed = [name for name, digest in sources.items()
+               if not (package / name).is_file() or _sha256(package / name) != digest]
     if changed:
         return f"{', '.join(changed)} changed after the simulator was compiled"
     return None
@@ -78,11 +87,10 @@ def _not_compiled_because() -> str | None:
     unless nothing was compiled or the sources were asked for)."""
     if os.environ.get("VSOCKMODEL_PURE_PYTHON", "") not in ("", "0"):
         return "VSOCKMODEL_PURE_PYTHON is set"
-    missing = [name for name in (*COMPILED, NATIVE) if _extension(name) is None]
     record = _HERE / BUILD_RECORD
-    if len(missing) == len(COMPILED) + 1 and not record.exists():
+    if not record.exists() and all(_extension(name) is None for name in (*COMPILED, NATIVE)):
         return "not compiled"
-    why = _stale(missing, record)
+    why = _stale(record)
     if why is not None:
         warnings.warn(
             f"vsockmodel.sim: {why}, so every simulator module runs from its Python source "
