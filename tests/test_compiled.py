@@ -171,3 +171,17 @@ def test_a_build_that_fails_in_part_keeps_nothing(tmp_path, fails):
     left = [p.name for p in (tmp_path / "vsockmodel" / "sim").iterdir()
             if p.name.endswith(EXTENSION) or p.name == sim.BUILD_RECORD]
     assert not left
+
+
+def test_the_run_cache_key_follows_the_code_not_the_build(tmp_path):
+    # Cached results are keyed on the package's code and data; a rebuild (a new
+    # record) must not throw them away, an edit must.
+    copy = _copy_package(tmp_path)
+    digest = "import vsockmodel.cache as c; print(c.model_digest())"
+    before = _python(digest, pythonpath=tmp_path, pure=True).stdout
+    (copy / "sim" / sim.BUILD_RECORD).write_text('{"another": "build"}')
+    assert _python(digest, pythonpath=tmp_path, pure=True).stdout == before
+    with open(copy / "kernel.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert _python(digest, pythonpath=tmp_path, pure=True).stdout != before
+    assert before.strip()

@@ -31,9 +31,12 @@ def model_digest() -> str:
     """sha256 over the package's source and data files, Python's and simpy's versions."""
     import simpy
 
+    from .sim import BUILD_RECORD     # the compiled build's record: not model code or data
+
     root = Path(__file__).parent
     h = hashlib.sha256(f"{platform.python_version()} simpy {simpy.__version__}".encode())
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".csv", ".json")):
+    for path in sorted(p for p in root.rglob("*")
+                       if p.suffix in (".py", ".csv", ".json") and p.name != BUILD_RECORD):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
