@@ -82,13 +82,13 @@ def _copy_package(tmp_path: Path, *ignore: str) -> Path:
 
 
 @pytest.mark.parametrize("change,why", [
-    ("edit sim/reader.py", "sim/reader.py changed after the simulator was compiled"),
-    ("edit kernel.py", "kernel.py changed after the simulator was compiled"),   # imported by sim/
+    ("edit sim/reader.py", "sim/reader.py differs from what the simulator was last compiled from"),
+    ("edit kernel.py", "kernel.py differs from what the simulator was last compiled from"),  # imported
     ("lose host", "the compiled host is missing"),
     ("lose _native__mypyc", "the compiled _native__mypyc is missing"),
     ("lose record", "_build_sources.json is missing or unreadable"),
     ("swap reader", "the compiled reader did not come from the recorded build"),
-    ("unlist host", "the list of compiled modules changed after the build"),
+    ("unlist host", "the list of compiled modules differs from the one last compiled"),
 ])
 def test_a_build_that_does_not_match_its_sources_is_not_used(tmp_path, change, why):
     # Python prefers an extension module to its source; the package must not let

@@ -21,7 +21,7 @@ import simpy
 
 from .model import run
 from .results import nearest_rank
-from .sim import COMPILED_IN_USE
+from .sim import COMPILED_IN_USE, NOT_COMPILED_BECAUSE
 from .variants import VARIANTS
 
 REPEATS = 5
@@ -145,7 +145,7 @@ def main(quick: bool = False, as_json: bool = False) -> int:
         print(json.dumps(m, indent=2))
         return 0
     how = ("compiled with mypyc" if m["simulator"] == "compiled"
-           else "running from its Python sources (not compiled, or VSOCKMODEL_PURE_PYTHON=1)")
+           else f"running from its Python sources ({NOT_COMPILED_BECAUSE})")
     print(f"simulator: {how}")
     print(f"bare simpy loop (timeout + Store put/get per item): {m['bare_simpy_items_per_s']:,.0f} items/s\n")
     print(f"{'variant':<9} {'payload':>7}  {'packets/s':>11}  ratio to bare loop")

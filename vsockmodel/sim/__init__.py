@@ -65,7 +65,7 @@ def _stale(record_path: Path) -> str | None:
     except (OSError, ValueError, KeyError, TypeError):
         return f"{BUILD_RECORD} is missing or unreadable"
     if listed != list(COMPILED) or record.get("native") != NATIVE:
-        return "the list of compiled modules changed after the build"
+        return "the list of compiled modules differs from the one last compiled"
     built = {name: _extension(name) for name in (*COMPILED, NATIVE)}
     missing = [name for name, path in built.items() if path is None]
     if missing:
@@ -78,7 +78,7 @@ def _stale(record_path: Path) -> str | None:
     changed = [name for name, digest in sources.items()
                if not (package / name).is_file() or _sha256(package / name) != digest]
     if changed:
-        return f"{', '.join(changed)} changed after the simulator was compiled"
+        return f"{', '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from what the simulator was last compiled from"
     return None
 
 
@@ -92,11 +92,12 @@ def _not_compiled_because() -> str | None:
         return "not compiled"
     why = _stale(record)
     if why is not None:
-        warnings.warn(
-            f"vsockmodel.sim: {why}, so every simulator module runs from its Python source "
-            f"(same results, about half the speed). scripts/build-book or scripts/run-tests "
-            f"compiles it again, as does `pip install --no-build-isolation --no-deps -e .` "
-            f"in the package's environment", stacklevel=3)
+        # warn_explicit with a pseudo-file: no source line of an import echoed below it
+        warnings.warn_explicit(
+            f"{why}, so every simulator module runs from its Python source: the code as it is "
+            f"now, at about half the speed. scripts/build-book or scripts/run-tests compiles it "
+            f"again, as does `pip install --no-build-isolation --no-deps -e .` in the package's "
+            f"environment", UserWarning, "<vsockmodel.sim>", 0)
     return why
 
 
