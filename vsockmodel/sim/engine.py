@@ -18,7 +18,8 @@ resume it), a :class:`Wakeup`, or a plain simpy event. Tasks are generators
 resumed by :meth:`Sim.run` rather than by ``simpy.Process``: a task yields
 itself for a timeout it has already scheduled (:meth:`Task.flush`), or the
 Wakeup it sleeps on. That is what simpy would do, in the same order, with no
-event object per timeout.
+event object per timeout. The tasks read the time and the heap through a
+:class:`Clock` (their ``env``), which shares simpy's heap and keeps its time.
 
 Queues between actors carry time stamps (a used buffer is published at a
 simulated time, an skb is queued at one), so a consumer takes an entry only
@@ -98,10 +99,24 @@ def _lognormal_table(cv: float, n: int = 2048) -> tuple[float, ...]:
     return tuple(x / mean for x in table)
 
 
+class Clock:
+    """simpy's clock and event heap as the tasks see them: the Environment's own
+    heap list and id counter, and its time, which Sim.run keeps equal to
+    ``env.now``. A compiled class, so reading the time on the hot path is a
+    field access rather than a lookup in the Environment's __dict__."""
+
+    __slots__ = ("_now", "_queue", "_eid")
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self._now: float = float(env._now)
+        self._queue: list = env._queue
+        self._eid: Any = env._eid
+
+
 class Sim:
     """Clock, random streams, statistics and limits of one run."""
 
-    __slots__ = ("p", "c", "env", "rng", "stats", "trace", "finished", "done", "_jitter", "_wake",
+    __slots__ = ("p", "c", "env", "clock", "rng", "stats", "trace", "finished", "done", "_jitter", "_wake",
                  "yields", "max_yields", "_wall_deadline")
 
     MAX_EVENTS_PER_PACKET = 60
@@ -111,7 +126,8 @@ class Sim:
     def __init__(self, params: Params, costs: Costs) -> None:
         self.p = params
         self.c = costs
-        self.env = simpy.Environment()
+        self.env = simpy.Environment(initial_time=0.0)   # a float clock from the start
+        self.clock = Clock(self.env)
         self.rng = random.Random(params.seed)
         self.stats = Stats()
         self.trace: list | None = [] if params.trace else None
@@ -133,7 +149,7 @@ class Sim:
         RuntimeError("No scheduled events left ...") like simpy when the heap
         runs dry before the run is finished.
         """
-        env, finished = self.env, self.finished
+        env, clock, finished = self.env, self.clock, self.finished
         queue = env._queue
         while True:
             try:
@@ -141,7 +157,7 @@ class Sim:
             except IndexError:
                 raise RuntimeError(f'No scheduled events left but "until" event was not '
                                    f'triggered: {finished}') from None
-            env._now = t
+            env._now = clock._now = t
             if ev.__class__ is Wakeup:
                 ev.done = True
                 if not ev.waiting:
@@ -225,7 +241,7 @@ class Task:
 
     def __init__(self, sim: Sim, name: str) -> None:
         self.sim = sim
-        self.env = sim.env
+        self.env = sim.clock     # env._now, env._queue: simpy's, read through the Clock
         self.c = sim.c
         self.stats = sim.stats
         self.trace = sim.trace   # the trace list, or None when not tracing

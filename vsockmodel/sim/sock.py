@@ -42,7 +42,7 @@ class GuestSock:
     def __init__(self, sim: Sim) -> None:
         p = sim.p
         self.sim = sim
-        self.env = sim.env
+        self.env = sim.clock
         self.stats = sim.stats
         self.trace = sim.trace              # the trace list, or None
         # sk_lock
