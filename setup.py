@@ -2,7 +2,7 @@
 
 The modules named by vsockmodel.sim.COMPILED are the simulation's hot path.
 mypyc (part of mypy) turns them into C extensions that run the same code about
-twice as fast, with identical results. Everything else stays plain Python.
+two to three times as fast, with identical results. Everything else stays plain Python.
 
 All or nothing: if any extension fails to build (no C compiler, say), none is
 kept and the package runs as plain Python, only slower. A complete build also
@@ -121,7 +121,7 @@ class AllOrNothingBuildExt(build_ext):
                     (folder / f).unlink(missing_ok=True)
         if not complete:
             warnings.warn("vsockmodel: compiling the simulator failed (see above); "
-                          "it runs from its Python sources, about half as fast")
+                          "it runs from its Python sources, at less than half the speed")
 
     def build_extension(self, ext):
         super().build_extension(ext)    # an optional extension's failure is caught by the caller

@@ -5,7 +5,7 @@ Compiled or not
 When the package is installed (``pip install -e .``, which scripts/setup runs
 for scripts/build-book and scripts/run-tests), setup.py compiles the modules
 named in ``COMPILED`` with mypyc: C extensions built from these same files,
-which run a simulation about twice as fast and give identical results. Python
+which run a simulation two to three times as fast and give identical results. Python
 imports an extension in preference to its source, so this package chooses,
 before any of them is imported, and applies the choice to every module here:
 
@@ -95,7 +95,7 @@ def _not_compiled_because() -> str | None:
         # warn_explicit with a pseudo-file: no source line of an import echoed below it
         warnings.warn_explicit(
             f"{why}, so every simulator module runs from its Python source: the code as it is "
-            f"now, at about half the speed. scripts/build-book or scripts/run-tests compiles it "
+            f"now, at less than half the speed. scripts/build-book or scripts/run-tests compiles it "
             f"again, as does `pip install --no-build-isolation --no-deps -e .` in the package's "
             f"environment", UserWarning, "<vsockmodel.sim>", 0)
     return why
