@@ -78,7 +78,8 @@ def _stale(record_path: Path) -> str | None:
     changed = [name for name, digest in sources.items()
                if not (package / name).is_file() or _sha256(package / name) != digest]
     if changed:
-        return f"{', '.join(changed)} {'differs' if len(changed) == 1 else 'differ'} from what the simulator was last compiled from"
+        verb = "differs" if len(changed) == 1 else "differ"
+        return f"{', '.join(changed)} {verb} from what the simulator was last compiled from"
     return None
 
 

@@ -78,8 +78,7 @@ class Wakeup:
         t = env._now + delay
         self.task.resume_at = t
         # env.schedule(self, NORMAL, delay)
-        queue: list = env._queue        # simpy's heap, which also takes Tasks and Wakeups here
-        heappush(queue, (t, NORMAL, next(env._eid), self))
+        heappush(env._queue, (t, NORMAL, next(env._eid), self))
 
 
 @functools.lru_cache(maxsize=16)
@@ -109,7 +108,7 @@ class Clock:
 
     def __init__(self, env: simpy.Environment) -> None:
         self._now: float = float(env._now)
-        self._queue: list = env._queue
+        self._queue: list = env._queue  # simpy's heap, which also takes Tasks and Wakeups here
         self._eid: Any = env._eid
 
 
@@ -257,7 +256,7 @@ class Task:
         self._n = float(sim.TABLE)   # a float: random() * n is then a float product, faster
         # simpy's event heap, (time, priority, id, event) entries: queue[0][0]
         # is env.peek() without the method call, on the hot path of behind().
-        self._queue: list = sim.env._queue
+        self._queue = sim.clock._queue
         self._send: Any = None    # main()'s generator.send once started; None once it returned
 
     def main(self) -> Steps:
