@@ -78,6 +78,10 @@ def test_pre_skb_has_no_metadata_budget():
     ({"costs": {"clock_ghz": 0}}, "clock_ghz", "(0,"),
     ({"payload": "4\nK"}, "payload", "suffix"),
     ({"batch_pkts": 1.0}, "batch_pkts", "[1, 4096]"),
+    # lock-batch knobs on a variant that locks per packet would do nothing
+    ({"variant": "baseline", "batch_pkts": 8}, "batch_pkts", "applies to p1-p3 and p1-p5"),
+    ({"variant": "pre-skb", "batch_bytes": "4K"}, "batch_bytes", "the default, 65536"),
+    ({"variant": "baseline", "headroom_check": True}, "headroom_check", "allowed here: unset"),
     ({"rcvlowat": float("nan")}, "rcvlowat", "as a size"),
     ({"rx_ring_size": 100}, "rx_ring_size", "power of two"),
     ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
@@ -225,6 +229,8 @@ def test_cli_starvation():
     ["run", "--recv-size", "1", "--transfer", "1G"], ["validate", "--jobs", "-1"],
     ["starvation", "--seed", "x"], ["starvation", "--reader-wake-ns", "abc"],
     ["run", "--rcvlowat", "1X"],
+    ["run", "--variant", "baseline", "--batch-pkts", "8"],
+    ["starvation", "--variant", "baseline", "--no-headroom-check"],
 ])
 def test_cli_bad_input_exits_2_with_one_line(args):
     out = cli(*args)

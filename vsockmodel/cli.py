@@ -61,8 +61,10 @@ def _add_model_args(p, variant: bool = True):
     p.add_argument("--requests", type=_int_arg, default=d.requests, help="pingpong: round trips")
     p.add_argument("--rx-buf-payload", default=None,
                    help="payload bytes per guest RX buffer (default: the variant's kernel)")
-    p.add_argument("--batch-pkts", type=_int_arg, default=d.batch_pkts, help="lock batch limit, packets")
-    p.add_argument("--batch-bytes", default=str(d.batch_bytes), help="lock batch limit, bytes")
+    p.add_argument("--batch-pkts", type=_int_arg, default=d.batch_pkts,
+                   help="lock batch limit, packets (p1-p3 and p1-p5 only)")
+    p.add_argument("--batch-bytes", default=str(d.batch_bytes),
+                   help="lock batch limit, bytes (p1-p3 and p1-p5 only)")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
                "--no-headroom-check: batch without it, the regression seed 000 argues against)")
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)

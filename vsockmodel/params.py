@@ -239,6 +239,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
             raise ValueError(f"{name}: expected True or False, got {getattr(p, name)!r}")
     if p.headroom_check is not None and not isinstance(p.headroom_check, bool):
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
+    _check_batch_knobs(p)
     _check_work(p)
 
     if costs is None:
@@ -248,6 +249,22 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     elif not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a Costs or a dict of cost overrides, got {type(costs).__name__}")
     return p, costs
+
+
+def _check_batch_knobs(p: Params) -> None:
+    """The lock-batch knobs belong to patch 2's loop; a variant without it takes
+    lock_sock once per packet, so a knob set there would silently do nothing."""
+    if p.spec.batch:
+        return
+    batching = " and ".join(name for name, v in VARIANTS.items() if v.batch)
+    for name, default in (("batch_pkts", Params.batch_pkts), ("batch_bytes", Params.batch_bytes),
+                          ("headroom_check", Params.headroom_check)):
+        value = getattr(p, name)
+        if value != default:
+            raise ValueError(
+                f"{name}: {value!r} has no effect on variant {p.variant!r}, which takes lock_sock "
+                f"once per packet; it applies to {batching} (allowed here: "
+                f"{'unset' if default is None else f'the default, {default}'})")
 
 
 def _check_work(p: Params) -> None:
