@@ -38,7 +38,8 @@ VARIANTS: dict[str, Variant] = {
     for v in (
         Variant("pre-skb",
                 "virtio_vsock_pkt: two allocations and two descriptors per RX buffer, "
-                "a list_head queue, per-packet lookup and lock (Linux 5.11 to 6.2)",
+                "a list_head queue, per-packet lookup and lock (the data structures of "
+                "Linux 5.11 to 6.2, on the baseline's otherwise modern RX path)",
                 skb=False, batch=False, reuse_lookup=False, coalesce_write_space=False,
                 defer_data_ready=False, rx_buf_payload=kernel.RX_BUF_PAYLOAD_PRE_SKB),
         Variant("baseline",

@@ -217,7 +217,7 @@ class RxWorker(Task):
         buffers that vhost has used.
 
         It runs once for all the buffers freed since its last run (they pile
-        up while rx_work runs). Costs: tx_irq_ns per interrupt, tx_work_ns per
+        up while rx_work runs), after one interrupt. Costs: tx_irq_ns per interrupt, tx_work_ns per
         buffer (virtqueue_get_buf(), virtio_transport_consume_skb_sent(), and a
         share of the worker run and of the send_pkt_work pass it queues).
         An sk_buff is charged to the socket that sent it (skb_set_owner_w), so
@@ -227,9 +227,13 @@ class RxWorker(Task):
         c, stats, tx = self.c, self.stats, self.tx_pending
         t = self.env._now + self.acc
         irqs = bufs = 0
+        # With VIRTIO_RING_F_EVENT_IDX, vhost's later signals do not cross the
+        # used_event the driver set when it last re-enabled callbacks (at the
+        # end of the previous tx_work run): one interrupt per run, however many
+        # signals vhost sent meanwhile.
         while tx and tx[0][0] <= t:
             bufs += tx.popleft()[1]
-            irqs += 1
+            irqs = 1
         self.work(irqs * c.tx_irq_ns + bufs * c.tx_work_ns)
         stats.tx_irqs += irqs
         stats.tx_done += bufs
@@ -421,6 +425,11 @@ class RxWorker(Task):
 
     def recv_pkt_locked(self, pkt: Packet, batch: RxBatch | None) -> bool:
         """virtio_transport_recv_pkt_locked(): the work done under lock_sock.
+
+        Patch 1 of the series (seed 001) splits this helper, and the lookup
+        (virtio_transport_recv_pkt_find_socket()), out of
+        virtio_transport_recv_pkt() without changing what they do; in mainline
+        the same code is inline there and in virtio_transport_recv_connected().
 
         The CPU cost was charged by the caller. Returns whether the socket can
         stay locked for another packet.
