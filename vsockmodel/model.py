@@ -75,8 +75,10 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
     st.bytes_dropped = _dropped(sim, sk, vq, vhost)
     end = st.end_t or sim.env.now
     # The measurement window (sim/reader.py): after warm-up, up to the sender's
-    # last send() when a recv() returned after it; else up to the end.
-    if st.window_t1 is not None and st.window_bytes1 > st.window_bytes0:
+    # last send(), unless the run is mostly drain (a transfer of a few buffers:
+    # the sender was done before half the bytes arrived); then up to the end.
+    if st.window_t1 is not None and st.window_bytes1 > st.window_bytes0 \
+            and 2 * st.window_bytes1 >= st.bytes_received:
         w_end, w_bytes, w_busy = st.window_t1, st.window_bytes1, st.window_busy1
     else:
         w_end, w_bytes, w_busy = end, st.bytes_received, worker.busy
