@@ -68,18 +68,26 @@ def model_packets_per_s(variant: str, payload: int, repeats: int = REPEATS) -> t
 
 
 def stability(variant: str = "baseline", payload: int = 4096, repeats: int = REPEATS) -> dict:
-    """Wall time of a default run, and its throughput against a run ten times longer."""
-    times = []
-    short = None
-    for _ in range(repeats):
+    """Wall time of a default run, and its throughput against a run ten times longer.
+
+    The default runs use random seeds 1 to ``repeats``: the first is compared
+    with the long run (same seed), and their spread (the standard deviation, in
+    per cent of the mean) says how far any one default run may be from it.
+    """
+    times, runs = [], []
+    for seed in range(1, repeats + 1):
         t0 = time.perf_counter()
-        short = run(variant=variant, payload=payload)
+        runs.append(run(variant=variant, payload=payload, seed=seed))
         times.append(time.perf_counter() - t0)
-    long = run(variant=variant, payload=payload, transfer=10 * short.params["transfer"])
+    short = runs[0]
+    long = run(variant=variant, payload=payload, seed=1, transfer=10 * short.params["transfer"])
+    gbps = [r.throughput_gbps for r in runs]
+    spread = 100 * statistics.stdev(gbps) / statistics.mean(gbps) if len(gbps) > 1 else float("nan")
     return {"variant": variant, "payload": payload, "packets": short.packets,
             "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
             "throughput_gbps": short.throughput_gbps, "throughput_10x_gbps": long.throughput_gbps,
-            "difference_pct": 100 * (short.throughput_gbps / long.throughput_gbps - 1)}
+            "difference_pct": 100 * (short.throughput_gbps / long.throughput_gbps - 1),
+            "seeds": len(runs), "seed_sd_pct": spread}
 
 
 def widget_update_ms(moves: int = 30) -> dict | None:
@@ -151,12 +159,13 @@ def main(quick: bool = False, as_json: bool = False) -> int:
     print(f"{'variant':<9} {'payload':>7}  {'packets/s':>11}  ratio to bare loop")
     for r in m["model"]:
         print(f"{r['variant']:<9} {r['payload']:>7}  {r['packets_per_s']:>11,.0f}  {r['ratio']:.2f}")
-    print("\nDefault stream run: wall time, and throughput against a run 10x longer")
+    print("\nDefault stream run: wall time, throughput against a run 10x longer (random seed 1),\n"
+          "and the spread of default runs over random seeds (standard deviation)")
     for s in m["stability"]:
         print(f"  {s['variant']:<9} {s['payload']:>6} B  {s['packets']:>5} packets  "
               f"{s['wall_ms_median']:6.1f} ms (best {s['wall_ms_best']:.1f})  "
               f"{s['throughput_gbps']:.3f} vs {s['throughput_10x_gbps']:.3f} Gbit/s "
-              f"({s['difference_pct']:+.2f} %)")
+              f"({s['difference_pct']:+.2f} %)  spread {s['seed_sd_pct']:.2f} % over {s['seeds']} seeds")
     w = m["widget"]
     if w is None:
         print("\nWidget update latency: skipped (ipywidgets or matplotlib not installed)")

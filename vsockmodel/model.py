@@ -74,18 +74,10 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
     st = sim.stats
     st.bytes_dropped = _dropped(sim, sk, vq, vhost)
     end = st.end_t or sim.env.now
-    # The measurement window (sim/reader.py): after warm-up, up to the sender's
-    # last send(), unless the run is mostly drain (a transfer of a few buffers:
-    # the sender was done before half the bytes arrived); then up to the end.
-    if st.window_t1 is not None and st.window_bytes1 > st.window_bytes0 \
-            and 2 * st.window_bytes1 >= st.bytes_received:
-        w_end, w_bytes, w_busy = st.window_t1, st.window_bytes1, st.window_busy1
-    else:
-        w_end, w_bytes, w_busy = end, st.bytes_received, worker.busy
-    if st.window_t0 is not None and w_end > st.window_t0 and w_bytes > st.window_bytes0:
-        dbytes = w_bytes - st.window_bytes0
-        throughput = dbytes * 8 / (w_end - st.window_t0)        # bits per ns = Gbit/s
-        cycles_per_byte = (w_busy - st.window_busy0) * costs.clock_ghz / dbytes
+    if st.window_t0 is not None and end > st.window_t0 and st.bytes_received > st.window_bytes0:
+        dbytes = st.bytes_received - st.window_bytes0
+        throughput = dbytes * 8 / (end - st.window_t0)          # bits per ns = Gbit/s
+        cycles_per_byte = (worker.busy - st.window_busy0) * costs.clock_ghz / dbytes
     else:
         total_bytes = max(1, st.bytes_received)
         throughput = st.bytes_received * 8 / end if end else 0.0

@@ -181,10 +181,6 @@ class Sender(Task):
                 yield from self.wait_reply(p.payload)
                 stats.rtt.append(self.t - t_start)
         if not pingpong:
-            # The last send() has returned: from here on the guest only drains
-            # what is in flight (at most the credit window), which a long
-            # transfer never notices. The measurement window ends here.
-            stats.sender_done_t = env._now + self.acc
             # vsock_perf closes the socket: virtio_transport_release() ->
             # virtio_transport_close() -> virtio_transport_shutdown() sends
             # OP_SHUTDOWN, which needs no credit and follows the last data in order. It is

@@ -46,33 +46,18 @@ class Reader(Task):
                 return
             stats.bytes_received += n
             stats.recv_sizes.append(n)
-            if stats.window_t0 is None:
-                if stats.bytes_received >= warmup:
-                    self.open_window()
-            elif stats.window_t1 is None and stats.sender_done_t is not None \
-                    and self.t >= stats.sender_done_t:
-                self.close_window()
+            if stats.window_t0 is None and stats.bytes_received >= warmup:
+                self.open_window()
             if stats.bytes_received >= total:
                 stats.end_t = self.t
                 self.sim.finish()
                 return
 
     def open_window(self) -> None:
-        """Start measuring: the first WARMUP_FRACTION of the bytes filled the
-        pipeline (ring, credit window, queues) and are left out."""
         stats = self.sim.stats
         stats.window_t0 = self.t
         stats.window_bytes0 = stats.bytes_received
         stats.window_busy0 = self.worker.busy
-
-    def close_window(self) -> None:
-        """Stop measuring at the first recv() that returns after the sender's
-        last send(): the drain that follows runs without a sender, and in a
-        short run it would be a noticeable share of the time."""
-        stats = self.sim.stats
-        stats.window_t1 = self.t
-        stats.window_bytes1 = stats.bytes_received
-        stats.window_busy1 = self.worker.busy
 
     def pingpong(self) -> Steps:
         """Receive each request in full, then send it back (a user-space echo)."""

@@ -53,12 +53,8 @@ class Stats:
     batch_bytes: list = field(default_factory=list)
     rtt: list = field(default_factory=list)
     recv_sizes: list = field(default_factory=list)
-    # measurement window: after warm-up, until the sender's last send() returned
-    sender_done_t: float | None = None
+    # measurement window (after warm-up)
     window_t0: float | None = None
     window_bytes0: int = 0
     window_busy0: float = 0.0
-    window_t1: float | None = None
-    window_bytes1: int = 0
-    window_busy1: float = 0.0
     end_t: float = 0.0
