@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from book_support import BUILD, HTML, book_pages, ensure_book_built, serve
+from book_support import BUILD, HTML, REPO, book_pages, ensure_book_built, serve
 
 pytestmark = pytest.mark.browser
 
@@ -193,6 +193,10 @@ def test_page(site, browser, path):
             problems.append(f"{views - subareas} of {views} widgets did not render")
 
         explorers = page.locator(".vsock-explorer")
+        notebook = REPO / Path(path).with_suffix(".ipynb")
+        expected = len(re.findall(r"(?<!def )\bexplorer\(", notebook.read_text())) if notebook.exists() else 0
+        if explorers.count() < expected:
+            problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
         for i in range(explorers.count()):
             explorer = explorers.nth(i)
             sliders = explorer.locator(".widget-slider")

@@ -1,11 +1,15 @@
 """The calibration is deterministic and fits cycles only; validation covers every table."""
 
 import math
+import statistics
 
 import pytest
+from scipy import stats
 
 from vsockmodel import calibrate, seeddata, validate
 from vsockmodel.costs import Costs, default_costs, load_calibrated
+from vsockmodel.model import simulate
+from vsockmodel.params import make_params
 
 
 @pytest.fixture
@@ -43,6 +47,25 @@ def test_shipped_calibration_is_applied_and_refits_the_cycles():
     assert all(abs(r["error_pct"]) < 15 for r in doc["rows"])
 
 
+def test_the_current_model_reproduces_the_fitted_cycles():
+    # Not the stored fit: the model as it is now, with the shipped costs, in
+    # short runs (one seed, about 4000 packets) against every cycles/B row.
+    costs = default_costs()
+    model: dict = {}
+    errors = []
+    for row in calibrate.rows():
+        key = (row["variant"], row["payload"])
+        if key not in model:
+            p, _ = make_params(variant=key[0], payload=key[1], seed=11)
+            p, _ = make_params(variant=key[0], payload=key[1], seed=11, transfer=p.transfer_for(4000))
+            ops = simulate(p, costs).worker_ops
+            model[key] = ops["busy_ns"] * costs.clock_ghz / ops["payload_bytes"]
+        errors.append(model[key] / row["measured"] - 1)
+    assert len(errors) == 48
+    assert 100 * math.sqrt(statistics.fmean(e * e for e in errors)) < 5.0
+    assert max(abs(e) for e in errors) < 0.15
+
+
 def test_validation_scores_every_table_with_its_receiver():
     pred = validate.predict(seeds=(1,), jobs=1, packets=1500)
     report = validate.score(pred)
@@ -65,6 +88,12 @@ def test_paired_change_ci_brackets_the_pairs_and_widens_with_their_spread():
     assert paired_change_ci([1.0, 1.0, 1.0], [2.0, 2.0, 2.0]) == pytest.approx((100.0, 100.0))
     lo, hi = paired_change_ci([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])
     assert lo < 100.0 < hi
+    # Student's t on the mean log ratio, computed here independently
+    a, b = [1.0, 1.1, 0.9], [2.0, 2.1, 1.9]
+    d = [math.log(y / x) for x, y in zip(a, b)]
+    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
+    mean = statistics.fmean(d)
+    assert (lo, hi) == pytest.approx((100 * math.expm1(mean - half), 100 * math.expm1(mean + half)))
     lo2, hi2 = paired_change_ci([1.0, 1.3, 0.7], [2.0, 2.1, 1.9])
     assert hi2 - lo2 > hi - lo
     assert paired_change_ci([1.0], [1.5]) == pytest.approx((50.0, 50.0))

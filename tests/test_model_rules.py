@@ -1,5 +1,7 @@
 """The model obeys the kernel's rules and never loses a byte."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,7 +17,7 @@ configs = st.fixed_dictionaries({
     "variant": st.sampled_from(VARIANTS),
     "payload": st.sampled_from([1, 64, 100, 129, 256, 1000, 3732, 4096, 9000, 65536, 200_000]),
     "recv_size": st.sampled_from([1, 64, 777, 4096, 65536]),
-    "buffer": st.sampled_from([128, 600, 1024, 4096, 65536, 262144, 1 << 20]),
+    "buffer": st.sampled_from([128, 600, 1024, 4096, 8192, 16384, 65536, 262144, 1 << 20]),
     "rx_buf_payload": st.sampled_from([None, 512, 3732, 4096]),
     "batch_pkts": st.integers(1, 80),
     "batch_bytes": st.sampled_from([1, 1000, 65536, 1 << 20]),
@@ -46,10 +48,14 @@ def test_every_byte_is_received_or_counted_as_dropped(cfg):
     assert r.bytes_sent == r.bytes_received + r.bytes_dropped
     assert r.bytes_sent > 0
     if r.resets == 0:
-        assert r.bytes_dropped == 0
         assert r.bytes_received == r.params["transfer"]
     else:
         assert r.bytes_dropped > 0 and "ENOBUFS" in r.reset_reason
+        # The host obeys credit, so the payload budget never refuses a packet:
+        # only the metadata budget of the sk_buff variants can reset.
+        assert vm.VARIANTS[cfg["variant"]].metadata_budget
+        qlen = int(re.search(r"had (\d+) skb", r.reset_reason)[1])
+        assert not kernel.rx_skb_has_headroom(qlen, r.params["buffer"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,11 +169,22 @@ def test_pingpong_reports_rtt():
     assert r.writes == 50 and r.bytes_received == 50 * 64
 
 
+def test_pingpong_rtt_is_built_from_short_wakeups():
+    # Each round trip wakes the guest twice (the RX interrupt wakes CPU1, the
+    # worker wakes the reader), and no vCPU idles long enough to reach a deep
+    # state: the short wake-up latency is on the path, the long one never is.
+    def rtt(**costs):
+        return vm.run(workload="pingpong", payload=64, requests=200, costs=costs).rtt_us
+    base = rtt()
+    assert base == rtt(vcpu_wake_long_ns=60_000)
+    assert 1.2 * 9 < rtt(vcpu_wake_short_ns=10_000) - rtt(vcpu_wake_short_ns=1_000) < 2.2 * 9
+
+
 def test_vhost_used_batch_publishes_once_per_run():
     one = vm.run(payload=256, vhost_used_batch=False, transfer=256 * 4000).counters
     batched = vm.run(payload=256, vhost_used_batch=True, transfer=256 * 4000).counters
     assert one["used_publishes"] in (4000, 4001)        # + the closing OP_SHUTDOWN
-    assert batched["used_publishes"] < one["used_publishes"]
+    assert batched["used_publishes"] == batched["vhost_signals"] < one["used_publishes"]
 
 
 def test_trace_records_lock_ownership():
@@ -182,7 +199,7 @@ def test_worker_time_splits_the_run_and_shows_the_lock_cost_of_the_baseline():
     patched = vm.run(variant="p1-p5", payload=256, recv_size="64K").worker_time()
     for w in (base, patched):
         assert all(0 <= share <= 1 for share in w.values())
-        assert sum(w.values()) == pytest.approx(1.0)
+        assert w["busy"] + w["lock_wait"] <= 1.0
     # per-packet locking: the worker waits for the reader's lock far more often
     assert base["lock_wait"] > 2 * patched["lock_wait"]
     assert base["busy"] < patched["busy"]
