@@ -25,6 +25,7 @@ from .sim import COMPILED_IN_USE, NOT_COMPILED_BECAUSE
 from .variants import VARIANTS
 
 REPEATS = 5
+SPREAD_SEEDS = 8     # default runs per setting for the spread over random seeds
 
 
 def bare_simpy_items_per_s(items: int = 20000, repeats: int = REPEATS) -> float:
@@ -67,7 +68,7 @@ def model_packets_per_s(variant: str, payload: int, repeats: int = REPEATS) -> t
     return result["r"].packets / t, result["r"].packets
 
 
-def stability(variant: str = "baseline", payload: int = 4096, repeats: int = REPEATS) -> dict:
+def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPREAD_SEEDS) -> dict:
     """Wall time of a default run, and its throughput against a run ten times longer.
 
     The default runs use random seeds 1 to ``repeats``: the first is compared
@@ -83,11 +84,16 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = REP
     long = run(variant=variant, payload=payload, seed=1, transfer=10 * short.params["transfer"])
     gbps = [r.throughput_gbps for r in runs]
     spread = 100 * statistics.stdev(gbps) / statistics.mean(gbps) if len(gbps) > 1 else float("nan")
+    # How much longer a run must be for 19 in 20 of them to land within 1 % of
+    # the long-run value, if the spread falls as 1/sqrt(length) (an estimate:
+    # five seeds give a rough spread, and slow regime changes fall slower).
+    needed = max(1.0, (1.96 * spread / 1.0) ** 2)
     return {"variant": variant, "payload": payload, "packets": short.packets,
             "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
             "throughput_gbps": short.throughput_gbps, "throughput_10x_gbps": long.throughput_gbps,
             "difference_pct": 100 * (short.throughput_gbps / long.throughput_gbps - 1),
-            "seeds": len(runs), "seed_sd_pct": spread}
+            "seeds": len(runs), "seed_sd_pct": spread,
+            "length_for_1pct": needed, "wall_ms_for_1pct": needed * 1000 * statistics.median(times)}
 
 
 def widget_update_ms(moves: int = 30) -> dict | None:
@@ -141,7 +147,7 @@ def measure(quick: bool = False) -> dict:
             rate, packets = model_packets_per_s(variant, payload, repeats)
             rows.append({"variant": variant, "payload": payload, "packets": packets,
                          "packets_per_s": rate, "ratio": rate / bare})
-    stable = [stability(v, p, repeats) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
+    stable = [stability(v, p) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
     return {"simulator": "compiled" if COMPILED_IN_USE else "python",
             "bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
             "widget": widget_update_ms(10 if quick else 30)}
@@ -166,6 +172,10 @@ def main(quick: bool = False, as_json: bool = False) -> int:
               f"{s['wall_ms_median']:6.1f} ms (best {s['wall_ms_best']:.1f})  "
               f"{s['throughput_gbps']:.3f} vs {s['throughput_10x_gbps']:.3f} Gbit/s "
               f"({s['difference_pct']:+.2f} %)  spread {s['seed_sd_pct']:.2f} % over {s['seeds']} seeds")
+    print("  Run length for 19 in 20 runs within 1 % (spread x 1.96 <= 1 %, spread ~ 1/sqrt(length)):")
+    for s in m["stability"]:
+        print(f"  {s['variant']:<9} {s['payload']:>6} B  {s['length_for_1pct']:5.1f} x the default, "
+              f"about {s['wall_ms_for_1pct']:.0f} ms")
     w = m["widget"]
     if w is None:
         print("\nWidget update latency: skipped (ipywidgets or matplotlib not installed)")
