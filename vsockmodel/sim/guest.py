@@ -291,6 +291,9 @@ class RxWorker(Task):
 
     # ---- virtio_vsock_rx_fill() --------------------------------------------------
     def rx_fill(self) -> Steps:
+        """virtio_vsock_rx_fill(): post an empty buffer in every free slot (one
+        allocation and one sg each; two of each for virtio_vsock_pkt), then
+        virtqueue_kick() if vhost asked to be notified."""
         c, vq, stats = self.c, self.vq, self.sim.stats
         n = vq.free_slots()
         if n <= 0:
@@ -312,6 +315,8 @@ class RxWorker(Task):
 
     # ---- virtio_transport_recv_pkt(): one lookup and one lock per packet -------
     def recv_pkt(self, pkt: Packet, pre: float) -> Steps | None:
+        """virtio_transport_recv_pkt() for one packet: lookup, lock_sock(), the
+        locked work (recv_pkt_locked), release_sock(), sock_put()."""
         sk = self.sk
         self.work(pre + self.cost_lookup)                   # decode, trace, find_socket
         if sk.owned or self.behind():
@@ -495,28 +500,18 @@ class RxWorker(Task):
 
     # ---- virtio_transport_recv_enqueue() ------------------------------------------
     def recv_enqueue(self, pkt: Packet) -> bool:
+        """virtio_transport_recv_enqueue(): collapse a full queue, charge the
+        packet (inc_rx_pkt), then tail-copy it or queue its skb. False: refused."""
         sk, stats = self.sk, self.stats
         q = sk.rx_queue
         length = pkt.len
-        buf_used = sk.buf_used + length
-        if self.metadata_budget:
-            qlen = len(q)
-            if qlen >= sk.queue_max:
-                self.collapse_rx_queue(qlen + 2 - sk.queue_max)
-                qlen = len(q)
-            # virtio_transport_inc_rx_pkt(): payload budget, then metadata budget
-            if buf_used > sk.buf_alloc or not rx_skb_has_headroom(qlen, sk.buf_alloc):
-                return False
-        elif sk.rx_bytes + length > sk.buf_alloc:           # [OLD]: rx_bytes only
-            # (The old code lowered rx_bytes only when a whole packet was read;
-            # the model's reader lowers it per byte, as kernels since
-            # 45ca7e9f0730 do. The sender obeys credit, so this never binds.)
+        if self.metadata_budget and len(q) >= sk.queue_max:
+            self.collapse_rx_queue(len(q) + 2 - sk.queue_max)
+        if not self.inc_rx_pkt(length):
             return False
-        sk.rx_bytes += length
-        sk.buf_used = buf_used
         stats.bytes_enqueued += length
-        if buf_used > stats.max_buf_used:
-            stats.max_buf_used = buf_used
+        if sk.buf_used > stats.max_buf_used:
+            stats.max_buf_used = sk.buf_used
         # Tail-copy into the last skb when it has room (GOOD_COPY_LEN).
         if length <= GOOD_COPY_LEN and q:
             last = q[-1]
@@ -537,6 +532,28 @@ class RxWorker(Task):
             stats.max_qlen = qlen
         if self.trace is not None:
             self.sim.log(self.t, "worker", "enqueue", len=length, qlen=qlen)
+        return True
+
+    def inc_rx_pkt(self, length: int) -> bool:
+        """virtio_transport_inc_rx_pkt(): charge ``length`` payload bytes to the
+        receive budget, or refuse the packet.
+
+        sk_buff: the payload budget (buf_used + len <= buf_alloc) and, since
+        c6087c5aaad6, the metadata budget of one more queued skb
+        (rx_skb_has_headroom). virtio_vsock_pkt [OLD]: rx_bytes only.
+        """
+        sk = self.sk
+        buf_used = sk.buf_used + length
+        if self.metadata_budget:
+            if buf_used > sk.buf_alloc or not rx_skb_has_headroom(len(sk.rx_queue), sk.buf_alloc):
+                return False
+        elif sk.rx_bytes + length > sk.buf_alloc:
+            # (The old code lowered rx_bytes only when a whole packet was read;
+            # the model's reader lowers it per byte, as kernels since
+            # 45ca7e9f0730 do. The sender obeys credit, so this never binds.)
+            return False
+        sk.rx_bytes += length
+        sk.buf_used = buf_used
         return True
 
     def collapse_rx_queue(self, min_to_free: int) -> None:

@@ -52,8 +52,9 @@ class HostSocket:
         # first, recorded when the host socket's lock is modelled (host_lock).
         self.held: deque = deque()
 
-    def advance(self, t: float) -> None:
-        """virtio_transport_space_update() for every guest packet processed by time t."""
+    def space_update(self, t: float) -> None:
+        """virtio_transport_space_update() for every guest packet vhost had
+        processed by time t: take the peer's fwd_cnt and buf_alloc."""
         learned = self.learned
         while learned and learned[0][0] <= t:
             _, fwd_cnt, buf_alloc = learned.popleft()
@@ -117,7 +118,7 @@ class Sender(Task):
             t_start = env._now + self.acc
             if payload <= max_skb:
                 if sock.learned:
-                    sock.advance(t_start)
+                    sock.space_update(t_start)
                 credit = sock.credit()
                 if credit >= payload:
                     # The common case: credit for the whole write, one skb.
@@ -140,7 +141,7 @@ class Sender(Task):
             while remaining:
                 # virtio_transport_get_credit(): credit only grows from the guest's
                 # side, so having some now means having it at our virtual time.
-                sock.advance(env._now + self.acc)
+                sock.space_update(env._now + self.acc)
                 credit = sock.has_space()
                 if credit > remaining:                      # min(): no call
                     credit = remaining

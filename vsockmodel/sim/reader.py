@@ -83,7 +83,9 @@ class Reader(Task):
 
     # ---- vsock_connectible_recvmsg() --------------------------------------------
     def recvmsg(self, length: int) -> Generator[Any, None, int]:
-        """Generator returning the number of bytes one recv(length) returns."""
+        """vsock_connectible_recvmsg() -> __vsock_stream_recvmsg(): lock_sock(),
+        wait for data (vsock_connectible_wait_data), dequeue, release_sock().
+        A generator returning the number of bytes this recv(length) returns."""
         c, sk, stats = self.c, self.sk, self.stats
         stats.recv_calls += 1
         self.sim.count_event()

@@ -43,6 +43,7 @@ class RxVirtqueue:
         return bool(self.used) and self.used[0][0] <= t
 
     def publish(self, t: float, pkt: Packet) -> None:
+        """vhost_add_used(): the filled buffer becomes visible in the used ring at t."""
         self.used.append((t, pkt))
 
     def free_slots(self) -> int:
