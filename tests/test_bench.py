@@ -19,3 +19,8 @@ def test_stability_compares_seed_one_with_a_run_ten_times_longer_and_reports_the
     assert s["seed_sd_pct"] == pytest.approx(100 * statistics.stdev(gbps) / statistics.mean(gbps))
     # 19 in 20 within 1 %: 1.96 spreads, shrinking as 1/sqrt(length)
     assert s["length_for_1pct"] == pytest.approx(max(1.0, (1.96 * s["seed_sd_pct"]) ** 2))
+
+
+def test_stability_needs_two_runs_for_a_spread():
+    with pytest.raises(ValueError, match="repeats: 1 is out of range"):
+        bench.stability("p1-p5", 1024, repeats=1)

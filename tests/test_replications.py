@@ -172,6 +172,13 @@ def test_cli_compare_sets_a_parameter_on_one_side_only():
     assert d["change_ci_low"] > 0          # a batch of one packet is the slower side
 
 
+def test_cli_compare_says_which_side_refuses_a_shared_setting():
+    out = cli("compare", "--variants", "baseline", "p1-p3", "--batch-pkts", "8")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "batch_pkts: 8 has no effect on variant 'baseline'" in out.stderr
+    assert "[side A, variant baseline;" in out.stderr and "--b-set" in out.stderr
+
+
 def test_cli_compare_echoes_each_sides_own_settings():
     # A variant brings defaults of its own (headroom_check, rx_buf_payload), and
     # --b-set changes one side: the echo must not print side A's value as shared.

@@ -75,6 +75,8 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
     with the long run (same seed), and their spread (the standard deviation, in
     per cent of the mean) says how far any one default run may be from it.
     """
+    if repeats < 2:
+        raise ValueError(f"repeats: {repeats} is out of range; allowed at least 2 (a spread needs two runs)")
     times, runs = [], []
     for seed in range(1, repeats + 1):
         t0 = time.perf_counter()
@@ -83,10 +85,10 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
     short = runs[0]
     long = run(variant=variant, payload=payload, seed=1, transfer=10 * short.params["transfer"])
     gbps = [r.throughput_gbps for r in runs]
-    spread = 100 * statistics.stdev(gbps) / statistics.mean(gbps) if len(gbps) > 1 else float("nan")
+    spread = 100 * statistics.stdev(gbps) / statistics.mean(gbps)
     # How much longer a run must be for 19 in 20 of them to land within 1 % of
     # the long-run value, if the spread falls as 1/sqrt(length) (an estimate:
-    # five seeds give a rough spread, and slow regime changes fall slower).
+    # a few seeds give a rough spread, and slow regime changes fall slower).
     needed = max(1.0, (1.96 * spread / 1.0) ** 2)
     return {"variant": variant, "payload": payload, "packets": short.packets,
             "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
@@ -147,7 +149,8 @@ def measure(quick: bool = False) -> dict:
             rate, packets = model_packets_per_s(variant, payload, repeats)
             rows.append({"variant": variant, "payload": payload, "packets": packets,
                          "packets_per_s": rate, "ratio": rate / bare})
-    stable = [stability(v, p) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
+    seeds = 3 if quick else SPREAD_SEEDS
+    stable = [stability(v, p, seeds) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
     return {"simulator": "compiled" if COMPILED_IN_USE else "python",
             "bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
             "widget": widget_update_ms(10 if quick else 30)}

@@ -261,10 +261,12 @@ def _check_batch_knobs(p: Params) -> None:
                           ("headroom_check", Params.headroom_check)):
         value = getattr(p, name)
         if value != default:
+            allowed = ("unset: leave out --headroom-check and --no-headroom-check" if default is None
+                       else f"the default, {default}")
             raise ValueError(
-                f"{name}: {value!r} has no effect on variant {p.variant!r}, which takes lock_sock "
-                f"once per packet; it applies to {batching} (allowed here: "
-                f"{'unset' if default is None else f'the default, {default}'})")
+                f"{name}: {value!r} has no effect on variant {p.variant!r}, whose RX worker takes "
+                f"lock_sock once per packet (no lock batch to limit or end); it applies to "
+                f"{batching} (allowed here: {allowed})")
 
 
 def _check_work(p: Params) -> None:

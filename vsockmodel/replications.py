@@ -48,8 +48,17 @@ def check_replications(replications, *sides: dict) -> list[tuple[Params, list[di
     """
     _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
     checked = []
-    for kwargs in sides:
-        p, _ = make_params(**kwargs)
+    labels = ("a", "b") if len(sides) == 2 else ("",) * len(sides)
+    for side, kwargs in zip(labels, sides):
+        try:
+            p, _ = make_params(**kwargs)
+        except ValueError as exc:
+            if not side:
+                raise
+            # compare(): say which side, and how to give one side a setting of its own
+            raise ValueError(f"{exc} [side {side.upper()}, variant {kwargs.get('variant', Params.variant)}; "
+                             f"to give one side a setting of its own: --a-set or --b-set NAME=VALUE, "
+                             f"in Python a={{...}} or b={{...}}]") from None
         if p.seed + replications - 1 > MAX_SEED:
             raise ValueError(f"replications: seeds {p.seed} to {p.seed + replications - 1} go past "
                              f"the largest seed {MAX_SEED}; use seed <= {MAX_SEED - replications + 1}")

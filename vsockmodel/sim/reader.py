@@ -175,7 +175,7 @@ class Reader(Task):
         model always succeeds; in the kernel the trylock fails while tx_work
         holds tx_lock to free used TX buffers, and the update then waits for
         send_pkt_work on a kworker (an approximation: that window is short, and
-        the calibration prices tx_work at zero). The caller is virtio_transport_stream_do_dequeue(),
+        the calibration prices tx_work far below its prior). The caller is virtio_transport_stream_do_dequeue(),
         under lock_sock(), so the kick's VM exit is paid while the reader still
         owns the socket: an RX worker that wants the lock meanwhile sleeps in
         __lock_sock. (Before that fast path, send_pkt_work ran the kick later
