@@ -241,6 +241,13 @@ def test_cli_bad_input_exits_2_with_one_line(args):
     assert out.stderr.startswith(f"python -m vsockmodel {args[0]}: error: ")
 
 
+def test_cli_echo_marks_the_lock_batch_knobs_of_a_per_packet_variant():
+    echo = cli("run", "--variant", "baseline", "--quiz").stdout.splitlines()
+    assert {"ARG batch_pkts -", "ARG batch_bytes -", "ARG headroom_check -"} <= set(echo)
+    echo = cli("run", "--variant", "p1-p3", "--quiz").stdout.splitlines()
+    assert {"ARG batch_pkts 64", "ARG batch_bytes 65536", "ARG headroom_check True"} <= set(echo)
+
+
 def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
     assert "batch_pkts: expected an integer in [1, 4096]" in cli("run", "--batch-pkts", "1.5").stderr
     assert "reader_wake_ns: expected a number in [0, 1e9]" in cli(

@@ -82,6 +82,17 @@ def _model_kwargs(a) -> dict:
     return {f.name: getattr(a, f.name) for f in fields(Params) if f.name in a}
 
 
+BATCH_KNOBS = ("batch_pkts", "batch_bytes", "headroom_check")
+
+
+def _applicable(params: dict) -> dict:
+    """A run's settings as the echo shows them: the lock-batch knobs as "-" on
+    a variant that locks per packet, where they do nothing."""
+    if VARIANTS[params["variant"]].batch:
+        return params
+    return params | {k: "-" for k in BATCH_KNOBS}
+
+
 def _echo_args(params: dict) -> None:
     for k, v in params.items():
         if k in ("trace",):
@@ -102,7 +113,7 @@ def cmd_run(a) -> int:
         r = run(**_model_kwargs(a))
         print(json.dumps(r.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_args(p.to_dict())
+    _echo_args(_applicable(p.to_dict()))
     print(f"Each {fmt_size(p.payload)} send() becomes {p.packets_per_write} guest RX buffer(s) of up to "
           f"{p.buf_payload} B payload behind the {kernel.VIRTIO_VSOCK_HDR_SIZE} B header.")
     if a.quiz and not a.compute:
@@ -162,7 +173,7 @@ def _run_replicated(a, p) -> int:
     check_jobs(a.jobs)
     if a.quiz and not a.compute and not a.json:
         check_replications(a.replications, kwargs)
-        _echo_args(p.to_dict() | {"replications": a.replications})
+        _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
         print(f"The same run with seeds {p.seed} to {p.seed + a.replications - 1}."
               "\n\nQuestions: how much does the throughput vary from seed to seed?"
               "\nHow wide is the 95 % interval of its mean? Run again with -c to see.")
@@ -171,7 +182,7 @@ def _run_replicated(a, p) -> int:
     if a.json:
         print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_args(p.to_dict() | {"replications": a.replications})
+    _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
     print(f"{a.replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
           "95 % intervals of the mean (Student's t).")
     rows = []
@@ -224,7 +235,7 @@ def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: i
     ``A=... B=...`` if a side or its variant's defaults make them differ."""
     from .replications import side_label
 
-    pa, pb = (make_params(**(kwargs | side))[0].to_dict() for side in (side_a, side_b))
+    pa, pb = (_applicable(make_params(**(kwargs | side))[0].to_dict()) for side in (side_a, side_b))
     echo = {"A": side_label(side_a), "B": side_label(side_b)}
     for k, va in pa.items():
         if k != "variant":
