@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import vsockmodel as vm
 from vsockmodel import kernel, validate
+from vsockmodel.params import BATCH_KNOBS
 
 from model_support import guest
 
@@ -35,7 +36,7 @@ def _small(cfg):
     """About 40 packets: enough to exercise every path, quick enough for many examples."""
     cfg = dict(cfg, rcvlowat=min(cfg["rcvlowat"], cfg["buffer"] - 1))
     if not vm.VARIANTS[cfg["variant"]].batch:       # the lock-batch knobs are refused there
-        for knob in ("batch_pkts", "batch_bytes", "headroom_check"):
+        for knob in BATCH_KNOBS:
             cfg[knob] = getattr(vm.Params, knob)
     p, _ = vm.make_params(**cfg, transfer=cfg["payload"])    # one write: for its packet count
     writes = min(max(2, 40 // p.packets_per_write), p.max_writes)   # within MAX_WORK

@@ -26,6 +26,7 @@ from .variants import VARIANTS
 
 REPEATS = 5
 SPREAD_SEEDS = 8     # default runs per setting for the spread over random seeds
+TARGET_PCT = 1.0     # a stable run: within 1 % of a run ten times longer
 
 
 def bare_simpy_items_per_s(items: int = 20000, repeats: int = REPEATS) -> float:
@@ -89,7 +90,7 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
     # How much longer a run must be for 19 in 20 of them to land within 1 % of
     # the long-run value, if the spread falls as 1/sqrt(length) (an estimate:
     # a few seeds give a rough spread, and slow regime changes fall slower).
-    needed = max(1.0, (1.96 * spread / 1.0) ** 2)
+    needed = max(1.0, (1.96 * spread / TARGET_PCT) ** 2)
     return {"variant": variant, "payload": payload, "packets": short.packets,
             "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
             "throughput_gbps": short.throughput_gbps, "throughput_10x_gbps": long.throughput_gbps,

@@ -14,7 +14,7 @@ import sys
 from dataclasses import fields
 
 from . import kernel
-from .params import WORKLOADS, Params, fmt_size, make_params
+from .params import BATCH_KNOBS, WORKLOADS, Params, fmt_size, make_params
 from .variants import VARIANTS
 
 
@@ -80,9 +80,6 @@ def _model_kwargs(a) -> dict:
     """The model's parameters from the parsed arguments: every Params field that
     has an option of the same name (``compare`` has no --variant)."""
     return {f.name: getattr(a, f.name) for f in fields(Params) if f.name in a}
-
-
-BATCH_KNOBS = ("batch_pkts", "batch_bytes", "headroom_check")
 
 
 def _applicable(params: dict) -> dict:
@@ -251,7 +248,8 @@ def cmd_compare(a) -> int:
     check_jobs(a.jobs)
     side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
     side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
-    check_replications(a.replications, kwargs | side_a, kwargs | side_b)   # before printing anything
+    check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
+                       labels=("a", "b"))
     p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute and not a.json:

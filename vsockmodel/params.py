@@ -251,15 +251,18 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     return p, costs
 
 
+# Patch 2's lock-batch settings: they do nothing on a variant that locks per packet.
+BATCH_KNOBS = ("batch_pkts", "batch_bytes", "headroom_check")
+
+
 def _check_batch_knobs(p: Params) -> None:
     """The lock-batch knobs belong to patch 2's loop; a variant without it takes
     lock_sock once per packet, so a knob set there would silently do nothing."""
     if p.spec.batch:
         return
     batching = " and ".join(name for name, v in VARIANTS.items() if v.batch)
-    for name, default in (("batch_pkts", Params.batch_pkts), ("batch_bytes", Params.batch_bytes),
-                          ("headroom_check", Params.headroom_check)):
-        value = getattr(p, name)
+    for name in BATCH_KNOBS:
+        value, default = getattr(p, name), getattr(Params, name)
         if value != default:
             allowed = ("unset: leave out --headroom-check and --no-headroom-check" if default is None
                        else f"the default, {default}")

@@ -39,22 +39,24 @@ def metrics_for(workload: str) -> tuple[str, ...]:
     return PINGPONG_METRICS if workload == "pingpong" else STREAM_METRICS
 
 
-def check_replications(replications, *sides: dict) -> list[tuple[Params, list[dict]]]:
+def check_replications(replications, *sides: dict,
+                       labels: tuple[str, ...] = ()) -> list[tuple[Params, list[dict]]]:
     """Validate every run's parameters and the call's total work before running any.
 
     Each side is the keyword arguments of one configuration (``replicate`` has
     one, ``compare`` two), run with the same ``replications`` seeds. Returns, per
     side, its first run's Params and the keyword arguments of each run, seed by seed.
+    ``labels`` name the sides in errors (``compare`` passes "a" and "b").
     """
     _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
     checked = []
-    labels = ("a", "b") if len(sides) == 2 else ("",) * len(sides)
-    for side, kwargs in zip(labels, sides):
+    for i, kwargs in enumerate(sides):
         try:
             p, _ = make_params(**kwargs)
         except ValueError as exc:
-            if not side:
+            if i >= len(labels):
                 raise
+            side = labels[i]
             # compare(): say which side, and how to give one side a setting of its own
             raise ValueError(f"{exc} [side {side.upper()}, variant {kwargs.get('variant', Params.variant)}; "
                              f"to give one side a setting of its own: --a-set or --b-set NAME=VALUE, "
@@ -210,7 +212,7 @@ def compare(a="baseline", b="p1-p5", replications: int = DEFAULT_REPLICATIONS, m
     label_a, over_a = _side(a, "a")
     label_b, over_b = _side(b, "b")
     (pa, conf_a), (pb, conf_b) = check_replications(replications, {**common, **over_a},
-                                                    {**common, **over_b})
+                                                    {**common, **over_b}, labels=("a", "b"))
     workload = pa.workload
     if pb.workload != workload:
         raise ValueError(f"workload: a and b must run the same workload; a runs {workload!r}, "
