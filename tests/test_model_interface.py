@@ -1,4 +1,4 @@
-"""Seed 000's scenario, bad input, and the command line."""
+"""The v1 review's scenario, bad input, and the command line."""
 
 import json
 import subprocess
@@ -13,7 +13,7 @@ from vsockmodel import kernel
 from vsockmodel.params import MAX_WORK
 from vsockmodel.starvation import starvation
 
-# ---- seed 000: two same-flow packets, queue_max == 1 -----------------------------
+# ---- the v1 review's scenario: two same-flow packets, queue_max == 1 ----------
 
 
 def test_a_1k_buffer_leaves_one_metadata_slot():
@@ -42,7 +42,7 @@ def test_fast_reader_batch_with_headroom_check_survives(variant):
 
 @pytest.mark.parametrize("variant,check", [("baseline", None), ("p1-p3", True), ("p1-p3", False)])
 def test_slow_reader_every_sk_buff_mode_resets(variant, check):
-    # The check restores an opportunity; it does not guarantee it (seed 000).
+    # The check restores an opportunity; it does not guarantee it (the v1 review).
     r = starvation(variant=variant, buffer="1K", headroom_check=check, reader_wake_ns=20_000)
     assert r.reset
 
@@ -65,6 +65,12 @@ def test_pre_skb_has_no_metadata_budget():
     ({"recv_size": 0}, "recv_size", "[1,"),
     ({"payload": 64, "transfer": "10G"}, "transfer", "at most"),
     ({"payload": "4X"}, "payload", "suffix"),
+    ({"payload": "abc"}, "payload", "allowed [1, 64 MiB] bytes"),
+    ({"payload": "\u0664K"}, "payload", "as a size"),      # ASCII digits only
+    ({"buffer": None}, "buffer", "allowed [128, 64 MiB]"),
+    # a knob of the other workload would do nothing
+    ({"workload": "pingpong", "transfer": "4K"}, "transfer", "allowed here: unset"),
+    ({"requests": 5}, "requests", "the default, 300"),
     ({"rcvlowat": 1 << 20}, "rcvlowat", "buffer"),
     ({"seed": -1}, "seed", "[0,"),
     ({"nonsense": 1}, "nonsense", "known"),
@@ -230,6 +236,9 @@ def test_cli_starvation():
     ["starvation", "--seed", "x"], ["starvation", "--reader-wake-ns", "abc"],
     ["run", "--rcvlowat", "1X"],
     ["run", "--variant", "baseline", "--batch-pkts", "8"],
+    ["run", "--payload", "-4K"], ["starvation", "--payload", "-4K"],   # not argparse's "expected one argument"
+    ["run", "--quiz", "--json"],
+    ["compare", "--buffer", "128", "--replications", "2"],             # reset: no ratio to take
     ["starvation", "--variant", "baseline", "--no-headroom-check"],
 ])
 def test_cli_bad_input_exits_2_with_one_line(args):
@@ -347,3 +356,40 @@ def test_following_the_work_errors_leads_to_an_accepted_run(payload, recv_size, 
             assert _work_fix(str(exc.value)), "one step beyond the quoted limit is a work error"
         kw[name] = limit
     raise AssertionError(f"three quoted limits in a row did not give an accepted run: {kw}")
+
+
+def test_negative_option_values_reach_validation():
+    assert "payload: -4096 is out of range" in cli("run", "--payload", "-4K").stderr
+
+
+def test_transfer_is_rounded_up_to_whole_writes():
+    p, _ = vm.make_params(payload=4096, transfer=5000)
+    assert p.to_dict()["transfer"] == 8192 and p.writes == 2
+    r = vm.run(payload=4096, transfer=5000)
+    assert r.bytes_sent == r.params["transfer"] == 8192
+    assert "ARG transfer 8192" in cli("run", "--payload", "4K", "--transfer", "5000", "--quiz").stdout
+
+
+def test_numpy_integers_are_integers():
+    np = pytest.importorskip("numpy")
+    p, _ = vm.make_params(seed=np.int64(3), batch_pkts=np.int32(8), variant="p1-p3", payload=np.int64(64))
+    assert (p.seed, p.batch_pkts, p.payload) == (3, 8, 64) and type(p.seed) is int
+
+
+def test_compare_refuses_a_run_without_throughput_before_printing():
+    with pytest.raises(ValueError, match=r"throughput_gbps: side A gave 0.0 .*reset.*1152 B"):
+        vm.compare("baseline", "p1-p5", replications=2, buffer=128)
+    out = cli("compare", "--buffer", "128", "--replications", "2")
+    assert out.returncode == 2 and out.stdout == ""
+
+
+def test_compare_sides_cannot_have_their_own_seed():
+    with pytest.raises(ValueError, match="b: seed must be the same for both sides"):
+        vm.compare("baseline", {"variant": "p1-p5", "seed": 100}, replications=2)
+
+
+def test_replications_estimate_names_the_metrics():
+    from vsockmodel.replications import replicate
+    reps = replicate(2, payload=64, transfer="8K")
+    with pytest.raises(ValueError, match="metric: 'rtt_us' is not summarised for workload 'stream'"):
+        reps.estimate("rtt_us")

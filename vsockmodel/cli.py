@@ -66,7 +66,7 @@ def _add_model_args(p, variant: bool = True):
     p.add_argument("--batch-bytes", default=str(d.batch_bytes),
                    help="lock batch limit, bytes (p1-p3 and p1-p5 only)")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
-               "--no-headroom-check: batch without it, the regression seed 000 argues against)")
+               "--no-headroom-check: batch without it, the regression the v1 review argues against)")
     _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
     _bool_flag(p, "host-lock", "vhost must wait for the host socket's lock, which the sender "
                "owns for each whole send() (the worst case for vhost; default off)", False)
@@ -288,9 +288,9 @@ def cmd_starvation(a) -> int:
     if a.json:
         print(json.dumps(r.to_dict(), indent=2))
         return 0
-    for k, v in kwargs.items():
-        print(f"ARG {k} {v}")
-    print(f"\nqueue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} = {r.queue_max}; "
+    # The values the run used, as `run` echoes them ("1K" -> 1024; the check's default resolved).
+    _echo_args({k: getattr(r, k, v) for k, v in kwargs.items()})
+    print(f"queue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} = {r.queue_max}; "
           f"two {r.payload} B packets of one flow arrive back to back; the reader is waiting.")
     if a.quiz and not a.compute:
         print("\nQuestion: is the connection reset with ENOBUFS? Run again with -c to see.")
@@ -397,12 +397,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
     p.set_defaults(func=cmd_compare, prog=p.prog)
 
-    p = sub.add_parser("starvation", help="seed 000's two-packet metadata-slot scenario")
+    p = sub.add_parser("starvation", help="the v1 review's two-packet metadata-slot scenario")
     p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--buffer", default="1K", help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1")
     p.add_argument("--payload", default="256", help="bytes in each of the two packets")
     _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: batch without it, "
-               "the regression seed 000 argues against)")
+               "the regression the v1 review argues against)")
     p.add_argument("--reader-wake-ns", type=_float_arg, default=200.0,
                    help="reader wake-up latency in ns (default 200: a fast-waking reader)")
     p.add_argument("-s", "--seed", type=_int_arg, default=1)
@@ -431,13 +431,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value may be negative (then refused with the parameter's range):
+# argparse would take "-4K" for an option and report a missing value instead.
+_VALUE_OPTIONS = ("--payload", "--recv-size", "--buffer", "--transfer", "--rx-buf-payload",
+                  "--batch-pkts", "--batch-bytes", "--rcvlowat", "--requests", "--rx-ring-size",
+                  "-s", "--seed", "--replications", "--jobs", "--reader-wake-ns")
+
+
+def _attach_negative_values(argv: list[str]) -> list[str]:
+    """["--payload", "-4K"] -> ["--payload=-4K"], so that the value reaches validation."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in _VALUE_OPTIONS and len(nxt) > 1 and nxt[0] == "-" and (nxt[1].isdigit() or nxt[1] == "."):
+            out.append(f"{arg}={nxt}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
+
+
 def main(argv=None) -> int:
     from .sim.errors import Deadlock, SimulationLimitExceeded
 
     parser = build_parser()
+    argv = _attach_negative_values(list(sys.argv[1:] if argv is None else argv))
     args, extra = parser.parse_known_args(argv)
     if extra:                                       # reported by the subcommand, as its other errors
         print(f"{args.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        return 2
+    if getattr(args, "quiz", False) and getattr(args, "json", False) and not args.compute:
+        print(f"{args.prog}: error: --quiz hides the answers and --json prints them; "
+              f"use one or the other (or --quiz -c)", file=sys.stderr)
         return 2
     try:
         status = args.func(args)

@@ -7,6 +7,7 @@ The same names are used by ``vsockmodel.run``, by the command line
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import asdict, dataclass
 
@@ -34,23 +35,25 @@ DEFAULT_STREAM_PACKETS = 8000
 DEFAULT_MIN_WRITES = 60
 DEFAULT_REQUESTS = 300
 
-# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B".
-_SIZE_RE = re.compile(r" *(-?\d+) *([KMG]?)(?:i?B)? *", re.IGNORECASE)
+# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B". ASCII digits only.
+_SIZE_RE = re.compile(r" *(-?\d+) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
 _UNITS = {"": 1, "K": kernel.KiB, "M": kernel.MiB, "G": kernel.GiB}
 
 
-def parse_size(text, name: str = "size") -> int:
-    """'4K' -> 4096, '64KiB' -> 65536, '1M', '2G', '512', '512B'; ints pass through."""
-    if isinstance(text, bool):
-        raise ValueError(f"{name}: expected a size in bytes, got {text!r}")
-    if isinstance(text, int):
-        return text
+def parse_size(text, name: str = "size", allowed: str = "") -> int:
+    """'4K' -> 4096, '64KiB' -> 65536, '1M', '2G', '512', '512B'; integers pass through.
+
+    ``allowed`` (e.g. "[1, 64 MiB] bytes") is quoted when ``text`` is not a size.
+    """
+    if isinstance(text, numbers.Integral) and not isinstance(text, bool):
+        return int(text)                  # int, or a numpy integer from a notebook
     if isinstance(text, float) and text.is_integer():
         return int(text)
-    m = _SIZE_RE.fullmatch(str(text))
+    m = None if isinstance(text, bool) else _SIZE_RE.fullmatch(str(text))
     if not m:
+        where = f"; allowed {allowed}" if allowed else ""
         raise ValueError(f"{name}: cannot read {text!r} as a size; use bytes with an optional "
-                         f"K, M or G suffix (binary), e.g. 4K or 65536")
+                         f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
@@ -84,7 +87,7 @@ class Params:
     batch_pkts: int = kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_PKTS
     batch_bytes: int = kernel.VIRTIO_TRANSPORT_RX_BATCH_MAX_BYTES
     headroom_check: bool | None = None  # default: on for the batching variants
-    vhost_used_batch: bool = False  # seed 002: vhost_add_used_n once per run
+    vhost_used_batch: bool = False  # [vhost batch]: vhost_add_used_n once per run
     host_lock: bool = False         # vhost waits out the sender's send() for the host socket's lock
     rx_ring_size: int = kernel.RX_RING_SIZE  # guest RX virtqueue entries (QEMU's vhost-vsock: 128)
     rcvlowat: int = 1               # SO_RCVLOWAT
@@ -169,8 +172,9 @@ class Params:
 
     @property
     def transfer_bytes(self) -> int:
+        """The stream's bytes: whole writes, so a given transfer is rounded up to one."""
         if self.transfer is not None:
-            return self.transfer
+            return math.ceil(self.transfer / self.payload) * self.payload
         writes = self.transfer_for(DEFAULT_STREAM_PACKETS) // self.payload
         return min(writes, self.max_writes) * self.payload
 
@@ -200,13 +204,15 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         raise ValueError(f"workload: unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}")
 
     sizes: dict[str, int] = {}
-    for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat"):
-        if name in kwargs:
-            sizes[name] = parse_size(kwargs[name], name)
-    for name in ("transfer", "rx_buf_payload"):
-        if kwargs.get(name) is not None:
-            sizes[name] = parse_size(kwargs[name], name)
+    for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat", "transfer",
+                 "rx_buf_payload"):
+        if kwargs.get(name) is not None or (name in kwargs and name not in _OPTIONAL_SIZES):
+            sizes[name] = parse_size(kwargs[name], name, _SIZE_RANGES[name])
     kwargs.update(sizes)
+    for name in ("batch_pkts", "seed", "requests", "rx_ring_size"):
+        value = kwargs.get(name)
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            kwargs[name] = int(value)     # a numpy integer from a notebook is an integer too
 
     p = Params(**kwargs)
     _check_int("payload", p.payload, 1, MAX_SIZE, " bytes")
@@ -240,6 +246,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     if p.headroom_check is not None and not isinstance(p.headroom_check, bool):
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
     _check_batch_knobs(p)
+    _check_workload_knobs(p)
     _check_work(p)
 
     if costs is None:
@@ -249,6 +256,27 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     elif not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a Costs or a dict of cost overrides, got {type(costs).__name__}")
     return p, costs
+
+
+# What parse_size quotes when a size cannot be read (make_params checks the values).
+_SIZE_RANGES = {
+    "payload": f"[1, {fmt_size(MAX_SIZE)}] bytes", "recv_size": f"[1, {fmt_size(MAX_SIZE)}] bytes",
+    "buffer": f"[{kernel.VSOCK_DEFAULT_BUFFER_MIN_SIZE}, {fmt_size(MAX_SIZE)}] bytes",
+    "batch_bytes": f"[1, {fmt_size(MAX_SIZE)}] bytes", "rcvlowat": "[1, buffer] bytes",
+    "transfer": "at least one payload, at most what the work bound allows",
+    "rx_buf_payload": f"[1, {fmt_size(kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)}] bytes",
+}
+_OPTIONAL_SIZES = ("transfer", "rx_buf_payload")     # None means "the default"
+
+
+def _check_workload_knobs(p: Params) -> None:
+    """transfer sizes a stream, requests a ping-pong: each would do nothing in the other."""
+    if p.workload == "pingpong" and p.transfer is not None:
+        raise ValueError(f"transfer: {p.transfer} has no effect on workload 'pingpong', which "
+                         f"runs `requests` round trips (allowed here: unset)")
+    if p.workload == "stream" and p.requests != Params.requests:
+        raise ValueError(f"requests: {p.requests} has no effect on workload 'stream', which "
+                         f"sends `transfer` bytes (allowed here: the default, {Params.requests})")
 
 
 # Patch 2's lock-batch settings: they do nothing on a variant that locks per packet.

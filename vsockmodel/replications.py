@@ -18,6 +18,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from . import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
 from .params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, _check_int, make_params
 from .results import Result
@@ -120,6 +121,10 @@ class Replications:
         return [float(getattr(r, metric)) for r in self.results]
 
     def estimate(self, metric: str) -> Estimate:
+        """``metric``'s mean over the seeds, with its 95 % interval."""
+        if metric not in self.metrics:
+            raise ValueError(f"metric: {metric!r} is not summarised for workload "
+                             f"{self.params['workload']!r}; choose one of {', '.join(self.metrics)}")
         return mean_ci(self.values(metric))
 
     def to_dict(self) -> dict:
@@ -155,6 +160,10 @@ def _side(spec, name: str) -> tuple[str, dict]:
     if isinstance(spec, str):
         spec = {"variant": spec}
     if isinstance(spec, dict) and spec and all(isinstance(k, str) for k in spec):
+        shared = sorted(set(spec) & {"seed", "trace"})
+        if shared:   # the pairs are the point: both sides run the same seeds
+            raise ValueError(f"{name}: {shared[0]} must be the same for both sides of a comparison; "
+                             f"pass it to compare() itself, not in {name}")
         return side_label(spec), dict(spec)
     raise ValueError(f"{name}: expected a variant name or a dict of parameters, got {spec!r}")
 
@@ -224,9 +233,27 @@ def compare(a="baseline", b="p1-p5", replications: int = DEFAULT_REPLICATIONS, m
     results = _run_all(conf_a + conf_b, jobs)
     n = len(conf_a)
     seeds = [kw["seed"] for kw in conf_a]
+    for side, runs in (("a", results[:n]), ("b", results[n:])):
+        _check_positive(metric, side, seeds, runs)
     return Comparison(label_a, label_b, metric, seeds,
                       Replications(results[0].params, seeds, results[:n]),
                       Replications(results[n].params, seeds, results[n:]))
+
+
+def _check_positive(metric: str, side: str, seeds: list[int], runs: list[Result]) -> None:
+    """A change is a ratio: it needs a positive value from every run. A stream
+    that was reset (a buffer with one metadata slot, say) delivers nothing."""
+    for seed, r in zip(seeds, runs):
+        value = float(getattr(r, metric))
+        if value > 0:
+            continue
+        why = ""
+        if r.resets:
+            why = (f": the connection was reset ({r.reset_reason}); a buffer below 2 x "
+                   f"SKB_TRUESIZE(0) = {2 * kernel.SKB_TRUESIZE_0} B leaves a stream one metadata "
+                   f"slot or none")
+        raise ValueError(f"{metric}: side {side.upper()} gave {value} with seed {seed}{why}; a change "
+                         f"is a ratio and needs a positive value from every run")
 
 
 def cpu_jobs() -> int:
