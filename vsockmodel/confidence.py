@@ -3,7 +3,7 @@
 The model is stochastic: each seed is one sample, like one run on the test
 bed. ``mean_ci`` is the interval of a mean over independent replications;
 ``paired_change_ci`` is the interval of a change between two states run with
-the same seeds (pairs), on log ratios. That is the method seed 002 describes
+the same seeds (pairs), on log ratios. That is the method the vhost batching patch describes
 for its gains, with Student's t in place of its normal approximation: with a
 handful of pairs the t interval is the honest, wider one.
 """

@@ -1,4 +1,4 @@
-"""Seed 000's scenario: two same-flow packets and a one-slot receive queue.
+"""The v1 review's scenario: two same-flow packets and a one-slot receive queue.
 
 Review of v1 patch 3 (Stefano Garzarella and Jia Jia): with a small
 SO_VM_SOCKETS_BUFFER_SIZE, ``queue_max = buf_alloc / SKB_TRUESIZE(0)`` can be 1.
@@ -82,7 +82,7 @@ class _NoHost:
 
 def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check: bool | None = None,
                reader_wake_ns: float = FAST_WAKE_NS, seed: int = 1, **unknown) -> StarvationResult:
-    """Run seed 000's two-packet scenario. Sizes accept '1K'-style strings."""
+    """Run the v1 review's two-packet scenario. Sizes accept '1K'-style strings."""
     if unknown:
         known = sorted(inspect.signature(starvation).parameters.keys() - {"unknown"})
         raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(known)}")

@@ -67,7 +67,7 @@ class RxWorker(Task):
         super().__init__(sim, "worker")
         self.vq = vq
         self.sk = sk
-        # Any, not Vhost: seed 000's scripted host and the tests' stand-ins fit too
+        # Any, not Vhost: the v1 review's scripted host and the tests' stand-ins fit too
         # (compiled code checks declared types).
         self.vhost = vhost
         self.batch = RxBatch()
@@ -431,7 +431,7 @@ class RxWorker(Task):
     def recv_pkt_locked(self, pkt: Packet, batch: RxBatch | None) -> bool:
         """virtio_transport_recv_pkt_locked(): the work done under lock_sock.
 
-        Patch 1 of the series (seed 001) splits this helper, and the lookup
+        Patch 1 of the series (the v2 posting) splits this helper, and the lookup
         (virtio_transport_recv_pkt_find_socket()), out of
         virtio_transport_recv_pkt() without changing what they do; in mainline
         the same code is inline there and in virtio_transport_recv_connected().

@@ -23,7 +23,7 @@ class Reader(Task):
         super().__init__(sim, "reader")
         self.sk = sk
         sk.reader = self
-        # Any: stand-ins fit too (seed 000's scenario, tests); compiled code checks declared types.
+        # Any: stand-ins fit too (the v1 review's scenario, tests); compiled code checks declared types.
         self.host = host          # receives guest packets: vhost's TX side
         self.worker = worker      # the RX worker, whose busy time the window starts from
 
