@@ -393,3 +393,24 @@ def test_replications_estimate_names_the_metrics():
     reps = replicate(2, payload=64, transfer="8K")
     with pytest.raises(ValueError, match="metric: 'rtt_us' is not summarised for workload 'stream'"):
         reps.estimate("rtt_us")
+
+
+def test_cli_an_option_before_the_command_is_named():
+    out = cli("--bogus")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == ("python -m vsockmodel: error: --bogus: expected a command first, one of: "
+                                  "run, compare, starvation, calibrate, validate, bench")
+
+
+def test_cli_starvation_on_pre_skb_has_no_slot_count():
+    text = cli("starvation", "--variant", "pre-skb", "--quiz").stdout
+    assert "pre-skb has no metadata budget" in text and "SKB_TRUESIZE" not in text
+
+
+def test_a_run_that_received_nothing_has_no_cycles_per_byte():
+    r = vm.run(variant="baseline", buffer=128, payload=4096)
+    assert r.resets == 1 and r.bytes_received == 0 and r.rx_cycles_per_byte is None
+    assert "- (no byte received)" in cli("run", "--buffer", "128").stdout
+    out = cli("run", "--buffer", "128", "--replications", "2")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "rx_cycles_per_byte: undefined with seed 1: no byte was received (ENOBUFS" in out.stderr

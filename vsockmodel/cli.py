@@ -25,6 +25,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """--help lists each option's default (except where it has none)."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _int_arg(text: str):
     """An integer option: its int, or the text as given, so that the model's
     validation names the parameter and its range ("batch_pkts: expected an
@@ -54,9 +63,9 @@ def _add_model_args(p, variant: bool = True):
     if variant:
         p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--workload", default=d.workload, help=f"one of: {', '.join(WORKLOADS)}")
-    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K")
-    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv()")
-    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc)")
+    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K; 1 B to 64M")
+    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv(); 1 B to 64M")
+    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc); 128 B to 64M")
     p.add_argument("--transfer", default=None, help="stream: total bytes (default: sized for a stable result)")
     p.add_argument("--requests", type=_int_arg, default=d.requests, help="pingpong: round trips")
     p.add_argument("--rx-buf-payload", default=None,
@@ -123,7 +132,8 @@ def cmd_run(a) -> int:
     if r.rtt_us is not None:
         rows.append(("ping-pong RTT", f"{r.rtt_us:.1f} us (p95 {r.rtt_p95_us:.1f})"))
     rows += [
-        ("guest CPU1 cycles per byte", f"{r.rx_cycles_per_byte:.3f}"),
+        ("guest CPU1 cycles per byte", "- (no byte received)" if r.rx_cycles_per_byte is None
+         else f"{r.rx_cycles_per_byte:.3f}"),
         ("writes / packets / recv() calls", f"{r.writes} / {r.packets} / {r.recv_calls}"),
         ("recv() calls per write", f"{r.recv_per_write:.3f}"),
         ("bytes sent / received / dropped", f"{r.bytes_sent} / {r.bytes_received} / {r.bytes_dropped}"),
@@ -179,15 +189,15 @@ def _run_replicated(a, p) -> int:
     if a.json:
         print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
-    print(f"{a.replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
-          "95 % intervals of the mean (Student's t).")
-    rows = []
+    rows = []                    # first: a metric without a value is an error, before any output
     for m in reps.metrics:
         e = reps.estimate(m)
         name, unit, _ = _METRIC_NAMES[m]
         rows.append((name, f"{_fmt(m, e.mean)} [{_fmt(m, e.ci_low)}, {_fmt(m, e.ci_high)}] {unit}".rstrip(),
                      f"sd {100 * e.sd / e.mean:.1f} %" if e.mean else ""))
+    _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
+    print(f"{a.replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
+          "95 % intervals of the mean (Student's t).")
     width = max(len(k) for k, _, _ in rows)
     vwidth = max(len(v) for _, v, _ in rows)
     print("\nAnswers:" if a.quiz else "\nResults:")
@@ -290,8 +300,12 @@ def cmd_starvation(a) -> int:
         return 0
     # The values the run used, as `run` echoes them ("1K" -> 1024; the check's default resolved).
     _echo_args({k: getattr(r, k, v) for k, v in kwargs.items()})
-    print(f"queue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} = {r.queue_max}; "
-          f"two {r.payload} B packets of one flow arrive back to back; the reader is waiting.")
+    if VARIANTS[r.variant].metadata_budget:
+        slots = (f"queue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} "
+                 f"= {r.queue_max}")
+    else:
+        slots = f"{r.variant} has no metadata budget: only buf_used + len <= buffer ({r.buffer})"
+    print(f"{slots}; two {r.payload} B packets of one flow arrive back to back; the reader is waiting.")
     if a.quiz and not a.compute:
         print("\nQuestion: is the connection reset with ENOBUFS? Run again with -c to see.")
         return 0
@@ -369,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                      description="A discrete-event model of the virtio-vsock guest RX path.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("run", help="run the stream or ping-pong workload")
+    p = sub.add_parser("run", help="run the stream or ping-pong workload", formatter_class=_Help)
     _add_model_args(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
@@ -382,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run, prog=p.prog)
 
     p = sub.add_parser("compare", help="two variants or settings with the same seeds: the change "
-                       "and its 95 %% CI")
+                       "and its 95 %% CI", formatter_class=_Help)
     p.add_argument("--variants", nargs=2, metavar=("A", "B"), default=["baseline", "p1-p5"],
                    help=f"the two variants to compare (default: baseline p1-p5); one of: {', '.join(VARIANTS)}")
     _add_model_args(p, variant=False)
@@ -397,7 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
     p.set_defaults(func=cmd_compare, prog=p.prog)
 
-    p = sub.add_parser("starvation", help="the v1 review's two-packet metadata-slot scenario")
+    p = sub.add_parser("starvation", help="the v1 review's two-packet metadata-slot scenario",
+                       formatter_class=_Help)
     p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--buffer", default="1K", help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1")
     p.add_argument("--payload", default="256", help="bytes in each of the two packets")
@@ -428,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench, prog=p.prog)
+    parser.commands = tuple(sub.choices)    # for main()'s error on an option before the command
     return parser
 
 
@@ -459,6 +475,10 @@ def main(argv=None) -> int:
 
     parser = build_parser()
     argv = _attach_negative_values(list(sys.argv[1:] if argv is None else argv))
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        print(f"{parser.prog}: error: {argv[0]}: expected a command first, one of: "
+              f"{', '.join(parser.commands)}", file=sys.stderr)
+        return 2
     args, extra = parser.parse_known_args(argv)
     if extra:                                       # reported by the subcommand, as its other errors
         print(f"{args.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)

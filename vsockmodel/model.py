@@ -79,9 +79,9 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         throughput = dbytes * 8 / (end - st.window_t0)          # bits per ns = Gbit/s
         cycles_per_byte = (worker.busy - st.window_busy0) * costs.clock_ghz / dbytes
     else:
-        total_bytes = max(1, st.bytes_received)
         throughput = st.bytes_received * 8 / end if end else 0.0
-        cycles_per_byte = worker.busy * costs.clock_ghz / total_bytes
+        # Per byte received: undefined when nothing was (the stream was reset at once).
+        cycles_per_byte = worker.busy * costs.clock_ghz / st.bytes_received if st.bytes_received else None
     # Over the whole run, as the seed tables count recv() calls. (Not over the
     # measurement window: the sender runs up to a buffer ahead of the reader, so
     # the writes *sent* in the window are not the writes read in it.)

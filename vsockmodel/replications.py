@@ -118,7 +118,14 @@ class Replications:
 
     def values(self, metric: str) -> list[float]:
         """One value of ``metric`` per seed (a field of ``Result``)."""
-        return [float(getattr(r, metric)) for r in self.results]
+        out = []
+        for seed, r in zip(self.seeds, self.results):
+            value = getattr(r, metric)
+            if value is None:        # rx_cycles_per_byte of a run that received nothing
+                raise ValueError(f"{metric}: undefined with seed {seed}: no byte was received "
+                                 f"({r.reset_reason or 'nothing sent'})")
+            out.append(float(value))
+        return out
 
     def estimate(self, metric: str) -> Estimate:
         """``metric``'s mean over the seeds, with its 95 % interval."""
@@ -244,8 +251,8 @@ def _check_positive(metric: str, side: str, seeds: list[int], runs: list[Result]
     """A change is a ratio: it needs a positive value from every run. A stream
     that was reset (a buffer with one metadata slot, say) delivers nothing."""
     for seed, r in zip(seeds, runs):
-        value = float(getattr(r, metric))
-        if value > 0:
+        value = getattr(r, metric)
+        if value is not None and value > 0:
             continue
         why = ""
         if r.resets:

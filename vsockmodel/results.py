@@ -31,7 +31,7 @@ def summary_us(values_ns: list[float]) -> dict:
 class Result:
     params: dict
     throughput_gbps: float
-    rx_cycles_per_byte: float
+    rx_cycles_per_byte: float | None   # None when no byte was received (a reset stream)
     recv_calls: int
     writes: int
     packets: int
