@@ -6,7 +6,7 @@ import statistics
 import pytest
 from scipy import stats
 
-from vsockmodel import calibrate, seeddata, validate
+from vsockmodel import calibrate, measurements, validate
 from vsockmodel.costs import Costs, default_costs, load_calibrated
 from vsockmodel.model import simulate
 from vsockmodel.params import make_params
@@ -72,7 +72,7 @@ def test_validation_scores_every_table_with_its_receiver():
     assert set(report["throughput"]) == set(validate.THROUGHPUT)
     for table, t in report["throughput"].items():
         assert len(t["rows"]) == 8 and math.isfinite(t["mae_pp"])
-        measured = seeddata.change(table)
+        measured = measurements.change(table)
         assert [r["measured_pct"] for r in t["rows"]] == [measured[p][0] for p in validate.PAYLOADS]
     assert set(report["rtt"]) == set(validate.RTT)
     checks = {t["check"] for t in report["targets"]}

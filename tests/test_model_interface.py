@@ -275,18 +275,18 @@ def test_cli_a_run_stopped_by_its_bound_is_one_line(pure_vsockmodel, monkeypatch
 # ---- calibrate / validate refuse bad data -------------------------------------------
 
 def test_validate_and_calibrate_refuse_malformed_seed_data(monkeypatch, capsys):
-    from vsockmodel import cli, seeddata
+    from vsockmodel import cli, measurements
 
     def broken(*_a, **_k):
-        raise seeddata.SeedDataError("vsockmodel/data/seed_tables.csv, line 7: column 'value' "
+        raise measurements.MeasurementsError("vsockmodel/data/measurements.csv, line 7: column 'value' "
                                      "is not a number: 'x'")
 
-    monkeypatch.setattr(seeddata, "change", broken)
-    monkeypatch.setattr(seeddata, "values", broken)
+    monkeypatch.setattr(measurements, "change", broken)
+    monkeypatch.setattr(measurements, "values", broken)
     for command in (["validate", "-q"], ["calibrate", "-q", "--dry-run"]):
         assert cli.main(command) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and "seed_tables.csv, line 7" in err[0]
+        assert len(err) == 1 and "measurements.csv, line 7" in err[0]
 
 
 def test_a_malformed_calibration_file_is_one_clear_error(monkeypatch, tmp_path):

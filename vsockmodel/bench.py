@@ -113,7 +113,7 @@ def widget_update_ms(moves: int = 30) -> dict | None:
     except ModuleNotFoundError:
         return None
     from .figures import sweep
-    from .seeddata import SERIES_PAYLOADS
+    from .measurements import SERIES_PAYLOADS
     from .style import fmt_size, label
     from .widgets import explorer
     payloads = list(SERIES_PAYLOADS)

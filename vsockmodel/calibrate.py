@@ -1,4 +1,4 @@
-"""Fit the RX worker's per-operation costs to the seeds' v1 CPU1 cycles-per-byte tables.
+"""Fit the RX worker's per-operation costs to the series' v1 CPU1 cycles-per-byte tables.
 
 What is fitted, and on what
 ---------------------------
@@ -42,7 +42,7 @@ import math
 from dataclasses import fields
 from importlib import resources
 
-from . import seeddata
+from . import measurements
 from .costs import CALIBRATED_FILE, Costs
 from .params import make_params
 
@@ -120,7 +120,7 @@ def rows() -> list[dict]:
     out = []
     for table, states in TABLES.items():
         for state, variant in states:
-            for payload, value in sorted(seeddata.values(table, state, "cycles_per_byte").items()):
+            for payload, value in sorted(measurements.values(table, state, "cycles_per_byte").items()):
                 out.append(dict(table=table, state=state, variant=variant, payload=payload,
                                 measured=value))
     return out

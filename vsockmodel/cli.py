@@ -432,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_calibrate, prog=p.prog)
 
-    p = sub.add_parser("validate", help="predicted vs measured gains for every seed table")
+    p = sub.add_parser("validate", help="predicted vs measured gains for every measured table of the series")
     p.add_argument("--json", action="store_true")
     p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
     p.add_argument("-q", "--quiet", action="store_true")

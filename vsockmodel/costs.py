@@ -3,7 +3,7 @@
 Every cost is in nanoseconds of CPU time on the CPU that does the work (or, for
 the ``*_latency`` entries, of elapsed time). Each field records its origin:
 
-- ``prior``: chosen before looking at any seed measurement, from the order of
+- ``prior``: chosen before looking at any of the series' measurements, from the order of
   magnitude of the operation; the docstring says why.
 - ``fitted``: set by ``python -m vsockmodel calibrate`` from the seed series' v1
   guest CPU1 cycles-per-byte tables only (see ``vsockmodel.calibrate``).
@@ -88,7 +88,7 @@ class Costs:
         "(handle_fastpath_set_msr_irqoff -> kvm_apic_send_ipi, kvm_vcpu_kick): about 1-2 us. "
         "With Intel IPIv (Sapphire Rapids+, kvm_intel enable_ipiv=1) or AMD AVIC the sender "
         "posts the interrupt without an exit and the host wakes the target from its wakeup "
-        "vector: about 0. The seeds do not name the host CPU; 0 assumes a 2026 server with IPI "
+        "vector: about 0. The postings do not name the host CPU; 0 assumes a 2026 server with IPI "
         "virtualization. 1500 is the legacy-hardware value; with it the v1 fixed-64K gains "
         "move further from the measurements (mean absolute error 18 -> 31 pp in `validate`). "
         "Delays the waker; invisible to guest perf cycles")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from functools import lru_cache
 
-from . import seeddata
+from . import measurements
 from .costs import Costs
 from .model import simulate
 from .params import Params, make_params
@@ -23,7 +23,7 @@ VARIANT_COLORS = {
     "p1-p5": COLORS["blue"],
 }
 ACTOR_COLORS = {"worker": COLORS["blue"], "reader": COLORS["orange"]}
-SERIES_PAYLOADS = seeddata.SERIES_PAYLOADS
+SERIES_PAYLOADS = measurements.SERIES_PAYLOADS
 
 
 @lru_cache(maxsize=4096)
@@ -49,7 +49,7 @@ def sweep(variant: str, payloads=SERIES_PAYLOADS, metric: str = "throughput_gbps
 
 def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PAYLOADS,
                           seed_table: str | None = None, highlight: int | None = None, **fixed):
-    """Model throughput against payload for some variants; seed measurements as markers."""
+    """Model throughput against payload for some variants; the series' measurements as markers."""
     for v in variants:
         ys = sweep(v, payloads, **fixed)
         ax.plot(payloads, ys, "-o", color=VARIANT_COLORS[v], label=f"model: {v}", markersize=4)
@@ -74,8 +74,8 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
 
 def _seed_values(table: str, variant: str, metric: str) -> dict:
     try:
-        return seeddata.values(table, variant, metric)
-    except seeddata.SeedDataError:
+        return measurements.values(table, variant, metric)
+    except measurements.MeasurementsError:
         return {}
 
 

@@ -82,7 +82,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         throughput = st.bytes_received * 8 / end if end else 0.0
         # Per byte received: undefined when nothing was (the stream was reset at once).
         cycles_per_byte = worker.busy * costs.clock_ghz / st.bytes_received if st.bytes_received else None
-    # Over the whole run, as the seed tables count recv() calls. (Not over the
+    # Over the whole run, as the series' tables count recv() calls. (Not over the
     # measurement window: the sender runs up to a buffer ahead of the reader, so
     # the writes *sent* in the window are not the writes read in it.)
     recv_per_write = st.recv_calls / st.writes if st.writes else 0.0

@@ -196,7 +196,7 @@ class Comparison:
 
     @property
     def change_pct(self) -> float:
-        """Change of the mean from a to b, in % (as the seed tables report it)."""
+        """Change of the mean from a to b, in % (as the series' tables report it)."""
         a, b = self.values_a, self.values_b
         return 100 * (sum(b) / sum(a) - 1)
 

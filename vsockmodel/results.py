@@ -35,7 +35,7 @@ class Result:
     recv_calls: int
     writes: int
     packets: int
-    recv_per_write: float          # recv() calls / writes over the whole run, as the seeds count them
+    recv_per_write: float          # recv() calls / writes over the whole run, as the series counts them
     bytes_sent: int
     bytes_received: int
     bytes_dropped: int

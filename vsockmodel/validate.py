@@ -1,7 +1,7 @@
-"""Score the model against seed measurements it was not fitted to.
+"""Score the model against the series' measurements it was not fitted to.
 
 For every throughput table of the RX batching series (v1 and v2), the model
-runs both states on the seeds' test bed (host vsock_perf sender, guest
+runs both states on the series' test bed (host vsock_perf sender, guest
 blocking recv() with SO_RCVLOWAT=1, 256 KiB buffer) at every payload, with
 the table's receiver: a fixed 64 KiB recv() or recv() of the write size (the
 "fixed-syscall" test). It then compares measured and predicted gains.
@@ -24,14 +24,14 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from . import seeddata
+from . import measurements
 from .confidence import paired_change_ci
 from .costs import Costs, default_costs
 from .params import make_params
 from .replications import check_jobs
 
-PAYLOADS = seeddata.SERIES_PAYLOADS
-RTT_PAYLOADS = seeddata.RTT_PAYLOADS
+PAYLOADS = measurements.SERIES_PAYLOADS
+RTT_PAYLOADS = measurements.RTT_PAYLOADS
 SEEDS = (1, 2, 3, 4)
 PACKETS = 12000          # per run; about 1 % noise on a throughput
 # Tables that compare two close states against a tight limit (P4-P5: a change
@@ -118,7 +118,7 @@ def _selected(tables, catalogue: dict) -> dict:
 
 def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
             progress=None, packets: int = PACKETS, tables=None, host_lock: bool = False) -> dict:
-    """Model predictions for every configuration the seed tables need
+    """Model predictions for every configuration the measured tables need
     (or only ``tables``, for a quick look at a few); ``host_lock`` as in run().
 
     Each configuration keeps its values per seed (``per_seed``, in the order of
@@ -203,7 +203,7 @@ def _gain_row(pred: dict, table: str, states, configs, key: str, payload: int) -
     change with the model's paired CI over seeds, and both states' values of
     ``key`` (throughput_gbps or rtt_us), measured and modelled."""
     (sa, sb), (ca, cb) = states, configs
-    measured = seeddata.change(table)[payload]
+    measured = measurements.change(table)[payload]
     xa, xb = _pair(pred, table, ca, cb, key)
     a, b = sum(xa) / len(xa), sum(xb) / len(xb)
     lo, hi = paired_change_ci(xa, xb)
@@ -212,15 +212,15 @@ def _gain_row(pred: dict, table: str, states, configs, key: str, payload: int) -
             "ci_low": measured[1], "ci_high": measured[2],
             "predicted_pct": 100 * (b / a - 1), "predicted_ci_low": lo, "predicted_ci_high": hi,
             f"model_a_{unit}": a, f"model_b_{unit}": b,
-            f"measured_a_{unit}": seeddata.values(table, sa, key)[payload],
-            f"measured_b_{unit}": seeddata.values(table, sb, key)[payload]}
+            f"measured_a_{unit}": measurements.values(table, sa, key)[payload],
+            f"measured_b_{unit}": measurements.values(table, sb, key)[payload]}
 
 
 def score(pred: dict, tables=None) -> dict:
     """Compare predictions with every table (or only ``tables``): per-payload rows
     and per-table scores. The targets are checked only when every table is scored."""
     report = {"throughput": {}, "recv_per_write": {}, "rtt": {}, "targets": []}
-    writes = {r["payload"]: r["writes"] for r in seeddata.testbed() if r["source"] == "003"}
+    writes = {r["payload"]: r["writes"] for r in measurements.testbed() if r["source"] == "003"}
     for table, ((sa, va), (sb, vb), receiver) in _selected(tables, THROUGHPUT).items():
         rows = [_gain_row(pred, table, (sa, sb), (Config(va, p, receiver), Config(vb, p, receiver)),
                           "throughput_gbps", p) for p in PAYLOADS]
@@ -233,7 +233,7 @@ def score(pred: dict, tables=None) -> dict:
         if receiver == "fixedsyscall":
             calls = {}
             for state, variant in ((sa, va), (sb, vb)):
-                measured_calls = seeddata.values(table, state, "recv_calls")
+                measured_calls = measurements.values(table, state, "recv_calls")
                 calls[state] = {}
                 for p in PAYLOADS:
                     c = Config(variant, p, receiver)
@@ -286,18 +286,18 @@ def check_targets(report: dict) -> list[dict]:
 
 
 def check_data() -> None:
-    """Read every seed table the scores need, so bad data fails before any run."""
+    """Read every measured table the scores need, so bad data fails before any run."""
     for table, ((sa, _), (sb, _), receiver) in THROUGHPUT.items():
-        seeddata.change(table)
+        measurements.change(table)
         for state in (sa, sb):
-            seeddata.values(table, state, "throughput_gbps")
+            measurements.values(table, state, "throughput_gbps")
             if receiver == "fixedsyscall":
-                seeddata.values(table, state, "recv_calls")
+                measurements.values(table, state, "recv_calls")
     for table, ((sa, _), (sb, _)) in RTT.items():
-        seeddata.change(table)
+        measurements.change(table)
         for state in (sa, sb):
-            seeddata.values(table, state, "rtt_us")
-    seeddata.testbed()
+            measurements.values(table, state, "rtt_us")
+    measurements.testbed()
 
 
 def validate(costs: Costs | None = None, seeds=None, jobs: int | None = None, progress=None,

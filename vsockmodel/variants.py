@@ -1,4 +1,4 @@
-"""The kernel versions the model can run, named after the seeds.
+"""The kernel versions the model can run, named after the postings.
 
 Each variant is a set of switches on the RX path; ``vsockmodel.sim.guest``
 reads the switches, so a variant adds no code of its own. Everything else

@@ -153,7 +153,7 @@ class RxWorker(Task):
         """vhost_signal() on the TX queue at time ts, after vhost used ``bufs``
         guest TX buffers (credit updates, replies): virtio_vsock_tx_done().
 
-        The seeds pin the device's interrupt to CPU1, so the TX interrupt lands
+        The series' test bed pins the device's interrupt to CPU1, so the TX interrupt lands
         where the RX worker runs, and its work item (tx_work) goes on the same
         per-CPU workqueue. vhost emits its signals in time order, so an idle
         worker can be woken for this one without missing an earlier RX interrupt.

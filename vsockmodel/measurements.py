@@ -2,7 +2,7 @@
 
 The data live in ``vsockmodel/data/`` as three tidy CSV files:
 
-``seed_tables.csv``
+``measurements.csv``
     one row per printed number:
     ``source,series_version,table,metric,state,payload,value,ci_low,ci_high,unit,note``.
     ``value`` keeps the digits as printed; ``change`` rows hold the reported
@@ -13,11 +13,13 @@ The data live in ``vsockmodel/data/`` as three tidy CSV files:
     transfer size and (derived) number of writes per payload:
     ``source,payload,transfer_bytes,writes,note``.
 
-Sources: ``000`` review of v1 patch 3 (its quoted P1-P3 tables are identical
-to 003's and are stored once, under 003); ``001`` v2 of "vsock/virtio: reduce
-RX per-packet socket overhead"; ``002`` "[PATCH v3] vhost/vsock: batch RX
-used-ring updates"; ``003`` the v1 cover letter; ``004`` review of "[PATCH v4]
-virtio/vsock: replace virtio_vsock_pkt with sk_buff".
+Sources, with the labels the book cites them by: ``000`` [v1 review], the
+review of v1 patch 3 (its quoted P1-P3 tables are identical to 003's and are
+stored once, under 003); ``001`` [v2 series], v2 of "vsock/virtio: reduce RX
+per-packet socket overhead"; ``002`` [vhost batch], "[PATCH v3] vhost/vsock:
+batch RX used-ring updates"; ``003`` [v1 cover], the v1 cover letter; ``004``
+[skb review], review of "[PATCH v4] virtio/vsock: replace virtio_vsock_pkt
+with sk_buff".
 
 Table slugs (payloads 64, 256, 512, 1024, 4096, 8192, 16384, 65536 unless noted):
 
@@ -72,12 +74,12 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
-    "SeedDataError", "SeedRow", "rows", "table", "values", "change",
+    "MeasurementsError", "SeedRow", "rows", "table", "values", "change",
     "tables", "sources", "testbed",
     "METRICS", "STATES", "UNITS", "SERIES_PAYLOADS", "RTT_PAYLOADS",
 ]
 
-TABLES_FILE = "seed_tables.csv"
+TABLES_FILE = "measurements.csv"
 SOURCES_FILE = "sources.csv"
 TESTBED_FILE = "testbed.csv"
 
@@ -105,8 +107,8 @@ _SLUG = re.compile(r"^[a-z0-9_]+$")
 _SOURCE = re.compile(r"^\d{3}$")
 
 
-class SeedDataError(ValueError):
-    """A seed-data file is missing or malformed, or a lookup names nothing."""
+class MeasurementsError(ValueError):
+    """A data file is missing or malformed, or a lookup names nothing."""
 
 
 @dataclass(frozen=True)
@@ -142,20 +144,20 @@ def _read(path, default_name):
         try:
             text = res.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise SeedDataError(f"{name}: file not found") from None
+            raise MeasurementsError(f"{name}: file not found") from None
     else:
         name = str(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise SeedDataError(f"{name}: file not found") from None
+            raise MeasurementsError(f"{name}: file not found") from None
     return name, text
 
 
 def _records(path, default_name, columns):
     name, text = _read(path, default_name)
     if not text.strip():
-        raise SeedDataError(f"{name}: file is empty (expected header {','.join(columns)})")
+        raise MeasurementsError(f"{name}: file is empty (expected header {','.join(columns)})")
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader)
     if tuple(header) != columns:
@@ -168,17 +170,17 @@ def _records(path, default_name, columns):
             what.append(f"unexpected column(s) {', '.join(extra)}")
         if not what:
             what.append(f"columns out of order: {','.join(header)}")
-        raise SeedDataError(f"{name}, line 1: {'; '.join(what)} (expected {','.join(columns)})")
+        raise MeasurementsError(f"{name}, line 1: {'; '.join(what)} (expected {','.join(columns)})")
     out = []
     for fields in reader:
         line = reader.line_num
         if not fields or all(not f.strip() for f in fields):
             continue
         if len(fields) != len(columns):
-            raise SeedDataError(f"{name}, line {line}: expected {len(columns)} fields, found {len(fields)}")
+            raise MeasurementsError(f"{name}, line {line}: expected {len(columns)} fields, found {len(fields)}")
         out.append((line, dict(zip(columns, fields))))
     if not out:
-        raise SeedDataError(f"{name}: file has a header but no data rows")
+        raise MeasurementsError(f"{name}: file has a header but no data rows")
     return name, out
 
 
@@ -186,22 +188,22 @@ def _num(name, line, col, text, kind=float):
     try:
         v = kind(text)
     except ValueError:
-        raise SeedDataError(f"{name}, line {line}: column {col!r} is not "
+        raise MeasurementsError(f"{name}, line {line}: column {col!r} is not "
                             f"{'an integer' if kind is int else 'a number'}: {text!r}") from None
     if kind is float and not math.isfinite(v):
-        raise SeedDataError(f"{name}, line {line}: column {col!r} is not finite: {text!r}")
+        raise MeasurementsError(f"{name}, line {line}: column {col!r} is not finite: {text!r}")
     return v
 
 
 def rows(path=None) -> list[SeedRow]:
-    """All rows of ``seed_tables.csv`` (or of ``path``), validated and typed."""
+    """All rows of ``measurements.csv`` (or of ``path``), validated and typed."""
     name, recs = _records(path, TABLES_FILE, TABLE_COLUMNS)
     out, seen = [], {}
     for line, r in recs:
         def bad(msg):
-            return SeedDataError(f"{name}, line {line}: {msg}")
+            return MeasurementsError(f"{name}, line {line}: {msg}")
         if not _SOURCE.match(r["source"]):
-            raise bad(f"source must be a 3-digit seed id, got {r['source']!r}")
+            raise bad(f"source must be a 3-digit source id (sources.csv), got {r['source']!r}")
         if r["series_version"] not in VERSIONS:
             raise bad(f"unknown series_version {r['series_version']!r} (known: {', '.join(sorted(VERSIONS))})")
         if not _SLUG.match(r["table"]):
@@ -245,12 +247,12 @@ def table(name, metric=None, path=None) -> list[SeedRow]:
     got = [r for r in all_rows if r.table == name]
     if not got:
         known = sorted({r.table for r in all_rows})
-        raise SeedDataError(f"unknown table {name!r}; known tables: {', '.join(known)}")
+        raise MeasurementsError(f"unknown table {name!r}; known tables: {', '.join(known)}")
     if metric is not None:
         got = [r for r in got if r.metric == metric]
         if not got:
             have = sorted({r.metric for r in all_rows if r.table == name})
-            raise SeedDataError(f"table {name!r} has no metric {metric!r}; it has: {', '.join(have)}")
+            raise MeasurementsError(f"table {name!r} has no metric {metric!r}; it has: {', '.join(have)}")
     return got
 
 
@@ -260,18 +262,18 @@ def _by_payload(selected, what, direction):
     out = {}
     for r in selected:
         if r.payload in out:
-            raise SeedDataError(f"{what}: several rows for payload {r.payload}; "
+            raise MeasurementsError(f"{what}: several rows for payload {r.payload}; "
                                 f"pass direction='g2h' or 'h2g'")
         out[r.payload] = r
     if not out:
-        raise SeedDataError(f"{what}: no rows")
+        raise MeasurementsError(f"{what}: no rows")
     return out
 
 
 def values(name, state, metric, path=None, direction=None) -> dict[int, float]:
     """payload -> value for one state and metric of a table."""
     if state not in STATES:
-        raise SeedDataError(f"unknown state {state!r} (known: {', '.join(sorted(STATES))})")
+        raise MeasurementsError(f"unknown state {state!r} (known: {', '.join(sorted(STATES))})")
     sel = [r for r in table(name, metric, path) if r.state == state]
     what = f"table {name!r}, state {state!r}, metric {metric!r}"
     return {p: r.value for p, r in _by_payload(sel, what, direction).items()}
@@ -289,9 +291,9 @@ def sources(path=None) -> list[dict]:
     name, recs = _records(path, SOURCES_FILE, SOURCE_COLUMNS)
     for line, r in recs:
         if not _SOURCE.match(r["source"]):
-            raise SeedDataError(f"{name}, line {line}: source must be a 3-digit seed id, got {r['source']!r}")
+            raise MeasurementsError(f"{name}, line {line}: source must be a 3-digit source id (sources.csv), got {r['source']!r}")
         if r["date"] and not re.match(r"^\d{4}-\d{2}-\d{2}$", r["date"]):
-            raise SeedDataError(f"{name}, line {line}: date must be YYYY-MM-DD or empty, got {r['date']!r}")
+            raise MeasurementsError(f"{name}, line {line}: date must be YYYY-MM-DD or empty, got {r['date']!r}")
     return [r for _, r in recs]
 
 

@@ -12,8 +12,8 @@ from decimal import Decimal
 
 import pytest
 
-from vsockmodel import seeddata
-from vsockmodel.seeddata import SeedDataError
+from vsockmodel import measurements
+from vsockmodel.measurements import MeasurementsError
 
 SERIES_PAYLOADS = (64, 256, 512, 1024, 4096, 8192, 16384, 65536)
 RTT_PAYLOADS = (64, 256, 4096)
@@ -139,35 +139,35 @@ SPOT_CHANGES = [
 
 @pytest.mark.parametrize("name,state,metric,payload,expected,direction", SPOT_VALUES)
 def test_spot_values(name, state, metric, payload, expected, direction):
-    got = seeddata.values(name, state, metric, direction=direction)
+    got = measurements.values(name, state, metric, direction=direction)
     assert got[payload] == expected
 
 
 @pytest.mark.parametrize("name,payload,expected,direction", SPOT_CHANGES)
 def test_spot_changes(name, payload, expected, direction):
-    assert seeddata.change(name, direction=direction)[payload] == expected
+    assert measurements.change(name, direction=direction)[payload] == expected
 
 
 def test_spot_checks_cover_every_table_and_source():
     covered = {t for t, *_ in SPOT_VALUES} | {t for t, *_ in SPOT_CHANGES}
-    assert covered == set(seeddata.tables())
-    assert {r.source for r in seeddata.rows() if r.table in covered} == {"001", "002", "003", "004"}
+    assert covered == set(measurements.tables())
+    assert {r.source for r in measurements.rows() if r.table in covered} == {"001", "002", "003", "004"}
 
 
 def test_000_quoted_tables_equal_the_003_transcription():
     # 000 quotes the v1 P1-P3 tables; these were copied from 000, not from 003.
-    assert seeddata.values("v1_p1p3_fixed64k", "baseline", "throughput_gbps")[64] == 0.1285
-    assert seeddata.values("v1_p1p3_fixed64k", "p1-p3", "throughput_gbps")[64] == 0.2462
-    assert seeddata.values("v1_p1p3_fixedsyscall", "baseline", "recv_calls")[4096] == 539544
-    assert seeddata.values("v1_p1p3_fixedsyscall", "p1-p3", "recv_calls")[4096] == 524982
-    assert seeddata.values("v1_p1p3_cycles", "baseline", "cycles_per_byte")[65536] == 1.385
-    assert seeddata.change("v1_p1p3_cycles")[65536] == (-1.96, -10.61, 7.53)
+    assert measurements.values("v1_p1p3_fixed64k", "baseline", "throughput_gbps")[64] == 0.1285
+    assert measurements.values("v1_p1p3_fixed64k", "p1-p3", "throughput_gbps")[64] == 0.2462
+    assert measurements.values("v1_p1p3_fixedsyscall", "baseline", "recv_calls")[4096] == 539544
+    assert measurements.values("v1_p1p3_fixedsyscall", "p1-p3", "recv_calls")[4096] == 524982
+    assert measurements.values("v1_p1p3_cycles", "baseline", "cycles_per_byte")[65536] == 1.385
+    assert measurements.change("v1_p1p3_cycles")[65536] == (-1.96, -10.61, 7.53)
     # ... and they are stored once, under the cover letter.
-    assert not [r for r in seeddata.rows() if r.source == "000"]
+    assert not [r for r in measurements.rows() if r.source == "000"]
 
 
 def test_uperf_units_differ_by_payload():
-    for r in seeddata.table("skb_uperf", "throughput"):
+    for r in measurements.table("skb_uperf", "throughput"):
         assert r.unit == ("Gbit/s" if r.payload == 65536 else "Mb/s"), r
         assert r.direction in ("g2h", "h2g")
 
@@ -176,9 +176,9 @@ def test_uperf_units_differ_by_payload():
 
 def test_table_names_and_row_counts():
     expected = set(SERIES) | set(OTHER)
-    assert set(seeddata.tables()) == expected
+    assert set(measurements.tables()) == expected
     counts = {}
-    for r in seeddata.rows():
+    for r in measurements.rows():
         counts[r.table] = counts.get(r.table, 0) + 1
     for name, (_, _, kind, _) in SERIES.items():
         n = len(RTT_PAYLOADS if kind == "rtt" else SERIES_PAYLOADS)
@@ -189,7 +189,7 @@ def test_table_names_and_row_counts():
 
 def test_source_and_version_per_table():
     want = {k: v[:2] for k, v in SERIES.items()} | {k: v[:2] for k, v in OTHER.items()}
-    for r in seeddata.rows():
+    for r in measurements.rows():
         assert (r.source, r.series_version) == want[r.table], r
 
 
@@ -199,11 +199,11 @@ def test_series_tables_are_complete(name):
     payloads = set(RTT_PAYLOADS if kind == "rtt" else SERIES_PAYLOADS)
     metric = KIND_METRIC[kind]
     for state in states:
-        assert set(seeddata.values(name, state, metric)) == payloads
+        assert set(measurements.values(name, state, metric)) == payloads
         if kind == "fixedsyscall":
-            assert set(seeddata.values(name, state, "recv_calls")) == payloads
-    assert set(seeddata.change(name)) == payloads
-    for r in seeddata.table(name):
+            assert set(measurements.values(name, state, "recv_calls")) == payloads
+    assert set(measurements.change(name)) == payloads
+    for r in measurements.table(name):
         assert r.state in states + ("change",), r
         assert r.unit == {"change_pct": "%", "recv_calls": "calls"}.get(r.metric, KIND_UNIT[kind]), r
 
@@ -211,17 +211,17 @@ def test_series_tables_are_complete(name):
 def test_vhost_and_uperf_tables_are_complete():
     t = "vhost_used_batch_throughput"
     for state in ("vhost-baseline", "vhost-used-batch"):
-        assert set(seeddata.values(t, state, "throughput_gbps")) == {256, 512, 4096, 65536}
-    assert set(seeddata.values(t, "change", "faster_pairs")) == {256, 512, 4096, 65536}
+        assert set(measurements.values(t, state, "throughput_gbps")) == {256, 512, 4096, 65536}
+    assert set(measurements.values(t, "change", "faster_pairs")) == {256, 512, 4096, 65536}
     for metric in ("host_cycles_per_gib_change_pct", "host_instructions_per_gib_change_pct"):
-        assert set(seeddata.values("vhost_used_batch_host_worker", "change", metric)) == {256, 4096, 65536}
+        assert set(measurements.values("vhost_used_batch_host_worker", "change", metric)) == {256, 4096, 65536}
     for d in ("g2h", "h2g"):
         for state in ("pre-skb", "skb"):
-            assert set(seeddata.values("skb_uperf", state, "throughput", direction=d)) == {16, 65536}
+            assert set(measurements.values("skb_uperf", state, "throughput", direction=d)) == {16, 65536}
 
 
 def test_every_ci_brackets_its_change():
-    with_ci = [r for r in seeddata.rows() if r.ci_low is not None]
+    with_ci = [r for r in measurements.rows() if r.ci_low is not None]
     # every series change row and every 002 change row carries a CI
     assert len(with_ci) == sum(len(RTT_PAYLOADS if k == "rtt" else SERIES_PAYLOADS)
                                for _, _, k, _ in SERIES.values()) + 4
@@ -231,7 +231,7 @@ def test_every_ci_brackets_its_change():
 
 
 def test_faster_pairs_are_out_of_20():
-    for r in seeddata.table("vhost_used_batch_throughput", "faster_pairs"):
+    for r in measurements.table("vhost_used_batch_throughput", "faster_pairs"):
         assert 0 <= r.value <= 20 and r.unit == "pairs"
         assert r.note.startswith(f"{int(r.value)}/20 ")
 
@@ -255,17 +255,17 @@ def _pairs():
     out = []
     for name, (_, _, kind, (s0, s1)) in SERIES.items():
         m = KIND_METRIC[kind]
-        a, b, c = seeddata.values(name, s0, m), seeddata.values(name, s1, m), seeddata.change(name)
+        a, b, c = measurements.values(name, s0, m), measurements.values(name, s1, m), measurements.change(name)
         out += [("series", name, p, a[p], b[p], c[p][0]) for p in a]
     t = "vhost_used_batch_throughput"
-    a = seeddata.values(t, "vhost-baseline", "throughput_gbps")
-    b = seeddata.values(t, "vhost-used-batch", "throughput_gbps")
-    c = seeddata.change(t)
+    a = measurements.values(t, "vhost-baseline", "throughput_gbps")
+    b = measurements.values(t, "vhost-used-batch", "throughput_gbps")
+    c = measurements.change(t)
     out += [("002", t, p, a[p], b[p], c[p][0]) for p in a]
     for d in ("g2h", "h2g"):
-        a = seeddata.values("skb_uperf", "pre-skb", "throughput", direction=d)
-        b = seeddata.values("skb_uperf", "skb", "throughput", direction=d)
-        c = seeddata.change("skb_uperf", direction=d)
+        a = measurements.values("skb_uperf", "pre-skb", "throughput", direction=d)
+        b = measurements.values("skb_uperf", "skb", "throughput", direction=d)
+        c = measurements.change("skb_uperf", direction=d)
         out += [("004", f"skb_uperf/{d}", p, a[p], b[p], c[p][0]) for p in a]
     return out
 
@@ -291,7 +291,7 @@ def test_series_change_within_rounding_of_printed_means():
     # lies inside the range of new/old - 1 allowed by the rounding of the two
     # printed means (plus half a unit of the printed change).  A wrong digit in
     # any of the three numbers almost always breaks this.
-    path = resources.files("vsockmodel").joinpath("data", "seed_tables.csv")
+    path = resources.files("vsockmodel").joinpath("data", "measurements.csv")
     with path.open(encoding="utf-8", newline="") as fh:
         raw = list(csv.DictReader(fh))
     text = {(r["table"], r["state"], r["metric"], int(r["payload"])): r["value"] for r in raw}
@@ -310,7 +310,7 @@ def test_series_change_within_rounding_of_printed_means():
 
 
 def test_host_worker_changes_are_decreases_with_pair_counts():
-    rs = seeddata.table("vhost_used_batch_host_worker")
+    rs = measurements.table("vhost_used_batch_host_worker")
     assert all(r.value < 0 and r.unit == "%" for r in rs)
     cyc = {r.payload: r.note for r in rs if r.metric == "host_cycles_per_gib_change_pct"}
     assert "fewer cycles in 8/10 pairs" in cyc[4096]
@@ -324,7 +324,7 @@ def test_recv_counts_small_payloads_are_1048577():
         if kind != "fixedsyscall":
             continue
         for state in states:
-            calls = seeddata.values(name, state, "recv_calls")
+            calls = measurements.values(name, state, "recv_calls")
             for p in (64, 256, 512, 1024):
                 assert calls[p] == 1048577, (name, state, p)
             for p in (4096, 8192, 16384, 65536):
@@ -333,17 +333,17 @@ def test_recv_counts_small_payloads_are_1048577():
 
 def test_recv_counts_at_least_writes_plus_one():
     # writes (derived) + 1 final zero-length recv() at EOF is the minimum.
-    tb = {(r["source"], r["payload"]): r for r in seeddata.testbed()}
+    tb = {(r["source"], r["payload"]): r for r in measurements.testbed()}
     for name, (src, _, kind, states) in SERIES.items():
         if kind != "fixedsyscall":
             continue
         for state in states:
-            for p, calls in seeddata.values(name, state, "recv_calls").items():
+            for p, calls in measurements.values(name, state, "recv_calls").items():
                 assert calls >= tb[(src, p)]["writes"] + 1, (name, state, p)
 
 
 def test_testbed_transfer_sizes():
-    tb = seeddata.testbed()
+    tb = measurements.testbed()
     for r in tb:
         assert r["writes"] * r["payload"] == r["transfer_bytes"]
         assert "derived" in r["note"]
@@ -359,7 +359,7 @@ def test_testbed_transfer_sizes():
 # ------------------------------------------------------------------- sources
 
 def test_sources():
-    s = {r["source"]: r for r in seeddata.sources()}
+    s = {r["source"]: r for r in measurements.sources()}
     assert sorted(s) == ["000", "001", "002", "003", "004"]
     assert s["001"]["subject"] == "[PATCH net-next v2 0/5] vsock/virtio: reduce RX per-packet socket overhead"
     assert s["002"]["subject"] == "[PATCH v3] vhost/vsock: batch RX used-ring updates"
@@ -375,7 +375,7 @@ def test_sources():
 
 # -------------------------------------------------------------- loader errors
 
-def _copy(tmp_path, transform, name="seed_tables.csv"):
+def _copy(tmp_path, transform, name="measurements.csv"):
     src = resources.files("vsockmodel").joinpath("data", name).read_text(encoding="utf-8")
     p = tmp_path / name
     p.write_text(transform(src), encoding="utf-8")
@@ -383,25 +383,25 @@ def _copy(tmp_path, transform, name="seed_tables.csv"):
 
 
 def test_default_rows_load():
-    assert len(seeddata.rows()) == 501
+    assert len(measurements.rows()) == 501
 
 
 def test_missing_file(tmp_path):
     p = tmp_path / "nope.csv"
-    with pytest.raises(SeedDataError) as e:
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError) as e:
+        measurements.rows(p)
     assert str(p) in str(e.value) and "not found" in str(e.value)
 
 
 def test_missing_packaged_file_named_relative_to_package():
-    with pytest.raises(SeedDataError, match=r"^vsockmodel/data/no_such\.csv: file not found$"):
-        seeddata._records(None, "no_such.csv", seeddata.TABLE_COLUMNS)
+    with pytest.raises(MeasurementsError, match=r"^vsockmodel/data/no_such\.csv: file not found$"):
+        measurements._records(None, "no_such.csv", measurements.TABLE_COLUMNS)
 
 
 def test_malformed_value(tmp_path):
     p = _copy(tmp_path, lambda s: s.replace(",0.2489,", ",0.24x9,", 1))
-    with pytest.raises(SeedDataError) as e:
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError) as e:
+        measurements.rows(p)
     msg = str(e.value)
     assert str(p) in msg and "line 3" in msg and "'value'" in msg and "0.24x9" in msg
 
@@ -416,58 +416,58 @@ def test_missing_column(tmp_path):
         csv.writer(buf, lineterminator="\n").writerows(out)
         return buf.getvalue()
     p = _copy(tmp_path, drop_unit)
-    with pytest.raises(SeedDataError) as e:
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError) as e:
+        measurements.rows(p)
     msg = str(e.value)
     assert str(p) in msg and "line 1" in msg and "missing column(s) unit" in msg
 
 
 def test_extra_column(tmp_path):
     p = _copy(tmp_path, lambda s: s.replace("unit,note", "unit,note,extra", 1))
-    with pytest.raises(SeedDataError, match="unexpected column"):
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError, match="unexpected column"):
+        measurements.rows(p)
 
 
 def test_unknown_metric_and_state(tmp_path):
     p = _copy(tmp_path, lambda s: s.replace(",throughput_gbps,p1-p5,64,", ",goodput,p1-p5,64,", 1))
-    with pytest.raises(SeedDataError, match=r"line 3: unknown metric 'goodput'"):
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError, match=r"line 3: unknown metric 'goodput'"):
+        measurements.rows(p)
     p = _copy(tmp_path, lambda s: s.replace(",throughput_gbps,p1-p5,64,", ",throughput_gbps,patched,64,", 1))
-    with pytest.raises(SeedDataError, match=r"line 3: unknown state 'patched'"):
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError, match=r"line 3: unknown state 'patched'"):
+        measurements.rows(p)
 
 
 def test_empty_file(tmp_path):
-    p = tmp_path / "seed_tables.csv"
+    p = tmp_path / "measurements.csv"
     p.write_text("", encoding="utf-8")
-    with pytest.raises(SeedDataError, match="empty"):
-        seeddata.rows(p)
-    p.write_text(",".join(seeddata.TABLE_COLUMNS) + "\n", encoding="utf-8")
-    with pytest.raises(SeedDataError, match="no data rows"):
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError, match="empty"):
+        measurements.rows(p)
+    p.write_text(",".join(measurements.TABLE_COLUMNS) + "\n", encoding="utf-8")
+    with pytest.raises(MeasurementsError, match="no data rows"):
+        measurements.rows(p)
 
 
 def test_ci_outside_order_rejected(tmp_path):
     p = _copy(tmp_path, lambda s: s.replace("+92.91,+89.31,+96.58", "+92.91,+96.58,+89.31", 1))
-    with pytest.raises(SeedDataError, match="ci_low <= ci_high"):
-        seeddata.rows(p)
+    with pytest.raises(MeasurementsError, match="ci_low <= ci_high"):
+        measurements.rows(p)
 
 
 def test_bad_testbed_and_sources(tmp_path):
     p = _copy(tmp_path, lambda s: s.replace(",1048576,", ",1O48576,", 1), "testbed.csv")
-    with pytest.raises(SeedDataError, match=r"testbed\.csv, line 2: column 'writes' is not an integer"):
-        seeddata.testbed(p)
+    with pytest.raises(MeasurementsError, match=r"testbed\.csv, line 2: column 'writes' is not an integer"):
+        measurements.testbed(p)
     p = _copy(tmp_path, lambda s: s.replace("summary", "abstract", 1), "sources.csv")
-    with pytest.raises(SeedDataError, match="missing column"):
-        seeddata.sources(p)
+    with pytest.raises(MeasurementsError, match="missing column"):
+        measurements.sources(p)
 
 
 def test_unknown_table_lists_known_tables():
-    with pytest.raises(SeedDataError) as e:
-        seeddata.table("v3_all_fixed64k")
+    with pytest.raises(MeasurementsError) as e:
+        measurements.table("v3_all_fixed64k")
     assert "v1_all_fixed64k" in str(e.value) and "skb_uperf" in str(e.value)
 
 
 def test_ambiguous_uperf_lookup_needs_direction():
-    with pytest.raises(SeedDataError, match="direction"):
-        seeddata.values("skb_uperf", "skb", "throughput")
+    with pytest.raises(MeasurementsError, match="direction"):
+        measurements.values("skb_uperf", "skb", "throughput")
