@@ -1,6 +1,7 @@
 """The v1 review's scenario, bad input, and the command line."""
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -364,7 +365,8 @@ def test_negative_option_values_reach_validation():
 
 def test_transfer_is_rounded_up_to_whole_writes():
     p, _ = vm.make_params(payload=4096, transfer=5000)
-    assert p.to_dict()["transfer"] == 8192 and p.writes == 2
+    assert p.transfer == p.to_dict()["transfer"] == 8192 and p.writes == 2
+    assert vm.make_params(payload=4096, transfer=100)[0].transfer == 4096
     r = vm.run(payload=4096, transfer=5000)
     assert r.bytes_sent == r.params["transfer"] == 8192
     assert "ARG transfer 8192" in cli("run", "--payload", "4K", "--transfer", "5000", "--quiz").stdout
@@ -391,8 +393,11 @@ def test_compare_sides_cannot_have_their_own_seed():
 def test_replications_estimate_names_the_metrics():
     from vsockmodel.replications import replicate
     reps = replicate(2, payload=64, transfer="8K")
-    with pytest.raises(ValueError, match="metric: 'rtt_us' is not summarised for workload 'stream'"):
+    with pytest.raises(ValueError, match="rtt_us: measured only for workload 'pingpong', not 'stream'"):
         reps.estimate("rtt_us")
+    with pytest.raises(ValueError, match="metric: 'bogus' is not a number of a run; choose one of "):
+        reps.estimate("bogus")
+    assert reps.estimate("recv_calls").mean == statistics.fmean(r.recv_calls for r in reps.results)
 
 
 def test_cli_an_option_before_the_command_is_named():

@@ -63,10 +63,10 @@ def _add_model_args(p, variant: bool = True):
     if variant:
         p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
     p.add_argument("--workload", default=d.workload, help=f"one of: {', '.join(WORKLOADS)}")
-    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K; 1 B to 64M")
-    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv(); 1 B to 64M")
-    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc); 128 B to 64M")
-    p.add_argument("--transfer", default=None, help="stream: total bytes (default: sized for a stable result)")
+    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K; 1 B to 64 MiB")
+    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv(); 1 B to 64 MiB")
+    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc); 128 B to 64 MiB")
+    p.add_argument("--transfer", default=None, help="stream: total bytes, rounded up to whole writes (default: sized for a stable result)")
     p.add_argument("--requests", type=_int_arg, default=d.requests, help="pingpong: round trips")
     p.add_argument("--rx-buf-payload", default=None,
                    help="payload bytes per guest RX buffer (default: the variant's kernel)")

@@ -3,9 +3,9 @@
 Every cost is in nanoseconds of CPU time on the CPU that does the work (or, for
 the ``*_latency`` entries, of elapsed time). Each field records its origin:
 
-- ``prior``: chosen before looking at any of the series' measurements, from the order of
+- ``prior``: chosen before looking at any measurement of the five sources, from the order of
   magnitude of the operation; the docstring says why.
-- ``fitted``: set by ``python -m vsockmodel calibrate`` from the seed series' v1
+- ``fitted``: set by ``python -m vsockmodel calibrate`` from the batching series' v1
   guest CPU1 cycles-per-byte tables only (see ``vsockmodel.calibrate``).
 
 The defaults below are the priors. When ``vsockmodel/data/costs.json`` exists

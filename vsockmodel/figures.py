@@ -1,8 +1,8 @@
 """Plots and cached model runs shared by the chapters.
 
 Chapters call these so that a figure means the same thing everywhere: the
-same colour for a variant, the same units, the same way of showing a seed
-measurement next to a model prediction.
+same colour for a variant, the same units, the same way of showing a measured
+value next to a model prediction.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def sweep(variant: str, payloads=SERIES_PAYLOADS, metric: str = "throughput_gbps
 
 
 def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PAYLOADS,
-                          seed_table: str | None = None, highlight: int | None = None, **fixed):
+                          measured_table: str | None = None, highlight: int | None = None, **fixed):
     """Model throughput against payload for some variants; the series' measurements as markers."""
     for v in variants:
         ys = sweep(v, payloads, **fixed)
@@ -57,9 +57,9 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
             i = list(payloads).index(highlight)
             ax.plot([highlight], [ys[i]], "o", color=VARIANT_COLORS[v], markersize=10,
                     markerfacecolor="none", markeredgewidth=2)
-    if seed_table:
+    if measured_table:
         for v in variants:
-            measured = _seed_values(seed_table, v, "throughput_gbps")
+            measured = _measured_values(measured_table, v, "throughput_gbps")
             if measured:
                 xs = sorted(measured)
                 ax.plot(xs, [measured[x] for x in xs], "s", color=VARIANT_COLORS[v],
@@ -72,7 +72,7 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
     ax.legend(loc="upper left", ncol=2)
 
 
-def _seed_values(table: str, variant: str, metric: str) -> dict:
+def _measured_values(table: str, variant: str, metric: str) -> dict:
     try:
         return measurements.values(table, variant, metric)
     except measurements.MeasurementsError:

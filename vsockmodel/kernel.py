@@ -27,7 +27,7 @@ VIRTIO_VSOCK_MAX_PKT_BUF_SIZE = 64 * KiB
 # - 6.17+ (03a92f036a04, also taken into some stable trees):
 #   VIRTIO_VSOCK_DEFAULT_RX_BUF_SIZE = SKB_WITH_OVERHEAD(1024 * 4) = 4096 - 320
 #   = 3776 bytes in all, 3732 of payload behind the 44-byte header (x86_64,
-#   320-byte skb_shared_info). The seed series was measured on a 2026 net-next
+#   320-byte skb_shared_info). The batching series was measured on a 2026 net-next
 #   kernel, so 3732 is the default for the sk_buff variants.
 RX_BUF_PAYLOAD_PRE_SKB = 4096
 RX_BUF_PAYLOAD_6_3 = 4096
@@ -94,7 +94,7 @@ def queue_max(buf_alloc: int) -> int:
 
 
 def rx_skb_has_headroom(qlen: int, buf_alloc: int) -> bool:
-    """virtio_transport_rx_skb_has_headroom() (seed series, patch 2/5).
+    """virtio_transport_rx_skb_has_headroom() (batching series, patch 2/5).
 
     True when one more skb's metadata charge fits the metadata budget:
     (qlen + 1) * SKB_TRUESIZE(0) <= buf_alloc (c6087c5aaad6 gives metadata its

@@ -74,7 +74,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
-    "MeasurementsError", "SeedRow", "rows", "table", "values", "change",
+    "MeasurementsError", "MeasurementRow", "rows", "table", "values", "change",
     "tables", "sources", "testbed",
     "METRICS", "STATES", "UNITS", "SERIES_PAYLOADS", "RTT_PAYLOADS",
 ]
@@ -112,7 +112,7 @@ class MeasurementsError(ValueError):
 
 
 @dataclass(frozen=True)
-class SeedRow:
+class MeasurementRow:
     """One printed number from a source text."""
 
     source: str
@@ -195,7 +195,7 @@ def _num(name, line, col, text, kind=float):
     return v
 
 
-def rows(path=None) -> list[SeedRow]:
+def rows(path=None) -> list[MeasurementRow]:
     """All rows of ``measurements.csv`` (or of ``path``), validated and typed."""
     name, recs = _records(path, TABLES_FILE, TABLE_COLUMNS)
     out, seen = [], {}
@@ -226,7 +226,7 @@ def rows(path=None) -> list[SeedRow]:
             raise bad("ci_low and ci_high must both be given or both be empty")
         if lo is not None and (r["state"] != "change" or lo > hi):
             raise bad("a confidence interval needs state 'change' and ci_low <= ci_high")
-        row = SeedRow(r["source"], r["series_version"], r["table"], r["metric"], r["state"],
+        row = MeasurementRow(r["source"], r["series_version"], r["table"], r["metric"], r["state"],
                       payload, value, lo, hi, r["unit"], r["note"])
         key = (row.table, row.metric, row.state, row.payload, row.direction)
         if key in seen:
@@ -241,7 +241,7 @@ def tables(path=None) -> list[str]:
     return sorted({r.table for r in rows(path)})
 
 
-def table(name, metric=None, path=None) -> list[SeedRow]:
+def table(name, metric=None, path=None) -> list[MeasurementRow]:
     """Rows of table ``name`` (optionally only ``metric``), in file order."""
     all_rows = rows(path)
     got = [r for r in all_rows if r.table == name]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from . import kernel
 from .costs import Costs, default_costs
@@ -172,9 +172,9 @@ class Params:
 
     @property
     def transfer_bytes(self) -> int:
-        """The stream's bytes: whole writes, so a given transfer is rounded up to one."""
+        """The stream's bytes: ``transfer`` (whole writes: make_params rounds it up), or the default."""
         if self.transfer is not None:
-            return math.ceil(self.transfer / self.payload) * self.payload
+            return self.transfer
         writes = self.transfer_for(DEFAULT_STREAM_PACKETS) // self.payload
         return min(writes, self.max_writes) * self.payload
 
@@ -215,6 +215,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
             kwargs[name] = int(value)     # a numpy integer from a notebook is an integer too
 
     p = Params(**kwargs)
+    _check_workload_knobs(p)
     _check_int("payload", p.payload, 1, MAX_SIZE, " bytes")
     _check_int("recv_size", p.recv_size, 1, MAX_SIZE, " bytes")
     _check_int("buffer", p.buffer, kernel.VSOCK_DEFAULT_BUFFER_MIN_SIZE, MAX_SIZE,
@@ -246,7 +247,9 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     if p.headroom_check is not None and not isinstance(p.headroom_check, bool):
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
     _check_batch_knobs(p)
-    _check_workload_knobs(p)
+    if p.transfer is not None:     # a stream is whole writes: round up to the next one
+        _check_int("transfer", p.transfer, 1, MAX_SEED, " bytes (rounded up to whole writes)")
+        p = replace(p, transfer=math.ceil(p.transfer / p.payload) * p.payload)
     _check_work(p)
 
     if costs is None:
@@ -263,7 +266,7 @@ _SIZE_RANGES = {
     "payload": f"[1, {fmt_size(MAX_SIZE)}] bytes", "recv_size": f"[1, {fmt_size(MAX_SIZE)}] bytes",
     "buffer": f"[{kernel.VSOCK_DEFAULT_BUFFER_MIN_SIZE}, {fmt_size(MAX_SIZE)}] bytes",
     "batch_bytes": f"[1, {fmt_size(MAX_SIZE)}] bytes", "rcvlowat": "[1, buffer] bytes",
-    "transfer": "at least one payload, at most what the work bound allows",
+    "transfer": "at least 1 (rounded up to whole writes), at most what the work bound allows",
     "rx_buf_payload": f"[1, {fmt_size(kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)}] bytes",
 }
 _OPTIONAL_SIZES = ("transfer", "rx_buf_payload")     # None means "the default"

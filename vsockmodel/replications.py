@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from . import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
@@ -118,9 +118,16 @@ class Replications:
 
     def values(self, metric: str) -> list[float]:
         """One value of ``metric`` per seed (a field of ``Result``)."""
+        numeric = [f.name for f in fields(Result) if f.type in ("int", "float", "float | None")]
+        if metric not in numeric:
+            raise ValueError(f"metric: {metric!r} is not a number of a run; choose one of "
+                             f"{', '.join(numeric)}")
         out = []
         for seed, r in zip(self.seeds, self.results):
             value = getattr(r, metric)
+            if value is None and metric.startswith("rtt"):
+                raise ValueError(f"{metric}: measured only for workload 'pingpong', not "
+                                 f"{self.params['workload']!r}")
             if value is None:        # rx_cycles_per_byte of a run that received nothing
                 raise ValueError(f"{metric}: undefined with seed {seed}: no byte was received "
                                  f"({r.reset_reason or 'nothing sent'})")
@@ -129,9 +136,6 @@ class Replications:
 
     def estimate(self, metric: str) -> Estimate:
         """``metric``'s mean over the seeds, with its 95 % interval."""
-        if metric not in self.metrics:
-            raise ValueError(f"metric: {metric!r} is not summarised for workload "
-                             f"{self.params['workload']!r}; choose one of {', '.join(self.metrics)}")
         return mean_ci(self.values(metric))
 
     def to_dict(self) -> dict:

@@ -123,7 +123,7 @@ def predict(costs: Costs | None = None, seeds=None, jobs: int | None = None,
 
     Each configuration keeps its values per seed (``per_seed``, in the order of
     ``seeds``), so that two states run with the same seed form a pair, like the
-    seed series' AB/BA runs; ``score`` averages each table over its own seeds
+    batching series' AB/BA runs; ``score`` averages each table over its own seeds
     (``table_seeds``). ``seeds`` overrides every table's seeds.
     """
     check_jobs(jobs)

@@ -1,7 +1,7 @@
 """The guest RX worker: virtio_transport_rx_work() and the receive path it calls.
 
 Function names follow net/vmw_vsock/virtio_transport.c and
-virtio_transport_common.c; the batching functions follow the seed series
+virtio_transport_common.c; the batching functions follow the series
 ("vsock/virtio: reduce RX per-packet socket overhead", v2, patches 1-5).
 Which path runs is decided by the variant's switches (vsockmodel.variants).
 """
@@ -43,7 +43,7 @@ def _collapse_size(items: list, i: int) -> int:
 
 
 class RxBatch:
-    """struct virtio_transport_rx_batch (seed series, patches 2-5)."""
+    """struct virtio_transport_rx_batch (batching series, patches 2-5)."""
 
     __slots__ = ("sk", "pkts", "bytes", "write_space_pending", "data_ready_pending")
 
