@@ -395,7 +395,7 @@ def test_replications_estimate_names_the_metrics():
     reps = replicate(2, payload=64, transfer="8K")
     with pytest.raises(ValueError, match="rtt_us: measured only for workload 'pingpong', not 'stream'"):
         reps.estimate("rtt_us")
-    with pytest.raises(ValueError, match="metric: 'bogus' is not a number of a run; choose one of "):
+    with pytest.raises(ValueError, match="metric: .bogus. is not a field of a run.s result; for example "):
         reps.estimate("bogus")
     assert reps.estimate("recv_calls").mean == statistics.fmean(r.recv_calls for r in reps.results)
 

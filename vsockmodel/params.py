@@ -206,7 +206,7 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     sizes: dict[str, int] = {}
     for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat", "transfer",
                  "rx_buf_payload"):
-        if kwargs.get(name) is not None or (name in kwargs and name not in _OPTIONAL_SIZES):
+        if name in kwargs and not (kwargs[name] is None and name in _OPTIONAL_SIZES):
             sizes[name] = parse_size(kwargs[name], name, _SIZE_RANGES[name])
     kwargs.update(sizes)
     for name in ("batch_pkts", "seed", "requests", "rx_ring_size"):
@@ -248,7 +248,9 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
     _check_batch_knobs(p)
     if p.transfer is not None:     # a stream is whole writes: round up to the next one
-        _check_int("transfer", p.transfer, 1, MAX_SEED, " bytes (rounded up to whole writes)")
+        if p.transfer < 1:         # (parse_size made it an int; _check_work bounds it above)
+            raise ValueError(f"transfer: {p.transfer} is out of range; allowed at least 1 byte "
+                             f"(rounded up to whole writes)")
         p = replace(p, transfer=math.ceil(p.transfer / p.payload) * p.payload)
     _check_work(p)
 

@@ -31,6 +31,7 @@ MAX_JOBS = 256
 MAX_CALL_WORK = 3 * MAX_WORK
 MAX_CALL_REQUESTS = 4 * MAX_REQUESTS
 DEFAULT_REPLICATIONS = 8
+_RESULT_FIELDS = frozenset(f.name for f in fields(Result))
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
 PINGPONG_METRICS = ("rtt_us", "rtt_p95_us", "rx_cycles_per_byte")
 
@@ -118,10 +119,9 @@ class Replications:
 
     def values(self, metric: str) -> list[float]:
         """One value of ``metric`` per seed (a field of ``Result``)."""
-        numeric = [f.name for f in fields(Result) if f.type in ("int", "float", "float | None")]
-        if metric not in numeric:
-            raise ValueError(f"metric: {metric!r} is not a number of a run; choose one of "
-                             f"{', '.join(numeric)}")
+        if metric not in _RESULT_FIELDS:
+            raise ValueError(f"metric: {metric!r} is not a field of a run's result; for example "
+                             f"{', '.join(self.metrics)}")
         out = []
         for seed, r in zip(self.seeds, self.results):
             value = getattr(r, metric)
@@ -131,6 +131,8 @@ class Replications:
             if value is None:        # rx_cycles_per_byte of a run that received nothing
                 raise ValueError(f"{metric}: undefined with seed {seed}: no byte was received "
                                  f"({r.reset_reason or 'nothing sent'})")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"metric: {metric!r} is not a number (a {type(value).__name__})")
             out.append(float(value))
         return out
 
