@@ -68,6 +68,8 @@ def test_pre_skb_has_no_metadata_budget():
     ({"payload": "4X"}, "payload", "suffix"),
     ({"payload": "abc"}, "payload", "allowed [1, 64 MiB] bytes"),
     ({"payload": "\u0664K"}, "payload", "as a size"),      # ASCII digits only
+    ({"payload": "4.3K"}, "payload", "whole number of bytes; allowed [1, 64 MiB]"),
+    ({"payload": 4096.5}, "payload", "whole number of bytes"),
     ({"buffer": None}, "buffer", "allowed [128, 64 MiB]"),
     # a knob of the other workload would do nothing
     ({"workload": "pingpong", "transfer": "4K"}, "transfer", "allowed here: unset"),
@@ -107,6 +109,11 @@ def test_bad_input_is_one_clear_error(kwargs, name, hint):
 def test_sizes_accept_suffixes():
     p, _ = vm.make_params(payload="4K", recv_size="64KiB", buffer="1M")
     assert (p.payload, p.recv_size, p.buffer) == (4096, 65536, 1 << 20)
+
+
+def test_a_decimal_size_is_accepted_when_it_is_whole_bytes_as_a_float_is():
+    p, _ = vm.make_params(payload="4096.0", recv_size="1.5K", buffer=262144.0)
+    assert (p.payload, p.recv_size, p.buffer) == (4096, 1536, 262144)
 
 
 def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
@@ -169,6 +176,13 @@ def test_cli_run_json_has_the_documented_fields():
                 "wakeups", "futile_wakeups"):
         assert key in d
     assert d["params"]["variant"] == "p1-p3" and d["params"]["payload"] == 4096
+
+
+def test_cli_reads_a_decimal_size_as_the_api_does():
+    d = json.loads(cli("run", "--payload", "4096.0", "--transfer", "64K", "--json").stdout)
+    assert d["params"]["payload"] == 4096
+    out = cli("run", "--payload", "4.3K")
+    assert out.returncode == 2 and "payload: '4.3K' is not a whole number of bytes" in out.stderr
 
 
 def test_cli_rcvlowat_takes_a_size_like_the_other_byte_counts():

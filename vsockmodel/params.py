@@ -10,6 +10,7 @@ import math
 import numbers
 import re
 from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
 
 from . import kernel
 from .costs import Costs, default_costs
@@ -35,13 +36,16 @@ DEFAULT_STREAM_PACKETS = 8000
 DEFAULT_MIN_WRITES = 60
 DEFAULT_REQUESTS = 300
 
-# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B". ASCII digits only.
-_SIZE_RE = re.compile(r" *(-?\d+) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
+# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B", "4096.0", "1.5K".
+# ASCII digits only.
+_SIZE_RE = re.compile(r" *(-?\d+(?:\.\d+)?) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
 _UNITS = {"": 1, "K": kernel.KiB, "M": kernel.MiB, "G": kernel.GiB}
 
 
 def parse_size(text, name: str = "size", allowed: str = "") -> int:
     """'4K' -> 4096, '64KiB' -> 65536, '1M', '2G', '512', '512B'; integers pass through.
+    A decimal is accepted when it is a whole number of bytes ('4096.0', '1.5K'),
+    as a float is from Python.
 
     ``allowed`` (e.g. "[1, 64 MiB] bytes") is quoted when ``text`` is not a size.
     """
@@ -50,11 +54,14 @@ def parse_size(text, name: str = "size", allowed: str = "") -> int:
     if isinstance(text, float) and text.is_integer():
         return int(text)
     m = None if isinstance(text, bool) else _SIZE_RE.fullmatch(str(text))
+    where = f"; allowed {allowed}" if allowed else ""
     if not m:
-        where = f"; allowed {allowed}" if allowed else ""
         raise ValueError(f"{name}: cannot read {text!r} as a size; use bytes with an optional "
                          f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
-    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+    size = Fraction(m.group(1)) * _UNITS[m.group(2).upper()]
+    if size.denominator != 1:
+        raise ValueError(f"{name}: {text!r} is not a whole number of bytes{where}")
+    return int(size)
 
 
 def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
