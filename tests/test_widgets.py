@@ -176,6 +176,9 @@ def test_bad_arguments_fail_early():
         explorer(lambda fig, x: None, {"x": []}, alt="x")
     with pytest.raises(ValueError, match="not unique"):
         explorer(lambda fig, x: None, {"x": [1, 2]}, alt="x", formats={"x": lambda v: "same"})
+    for figsize in ((0, 3), (6.4, float("nan")), (6.4,), "wide", (100, 3)):
+        with pytest.raises(ValueError, match="figsize"):
+            explorer(lambda fig, x: None, {"x": [1]}, alt="x", figsize=figsize)
 
 
 def test_images_are_small():

@@ -96,7 +96,7 @@ class Explorer:
         if unknown:
             raise ValueError(f"labels/formats/initial name unknown controls: {sorted(unknown)}")
         self.alt_template = alt
-        self.figsize = tuple(figsize)
+        self.figsize = _check_figsize(figsize)
         self.value_labels: dict[str, list[str]] = {}
         for name in self.names:
             fmt = formats.get(name, str)
@@ -354,3 +354,19 @@ def grid(explorer_: Explorer):
     explorer_.build()
     for idx in itertools.product(*(range(n) for n in explorer_.grid_shape)):
         yield explorer_._params(idx), explorer_._leaves[idx]
+
+
+MAX_FIG_INCHES = 20      # 2000 px at the explorer's 100 dpi, per side
+
+
+def _check_figsize(figsize) -> tuple[float, float]:
+    """(width, height) in inches, each in (0, MAX_FIG_INCHES]: checked here, not
+    when the figures are drawn at build time."""
+    try:
+        width, height = (float(v) for v in figsize)
+    except (TypeError, ValueError):
+        raise ValueError(f"figsize: expected (width, height) in inches, got {figsize!r}") from None
+    if not all(0 < v <= MAX_FIG_INCHES for v in (width, height)):     # False for nan too
+        raise ValueError(f"figsize: {figsize!r} is out of range; allowed (0, {MAX_FIG_INCHES}] "
+                         f"inches per side")
+    return width, height
