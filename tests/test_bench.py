@@ -23,9 +23,19 @@ def test_stability_compares_seed_one_with_a_run_ten_times_longer_and_reports_the
     assert s["seed_sd_pct"] == pytest.approx(spread(1))
     assert s["longer"] == bench.LONGER > 1
     assert s["seed_sd_longer_pct"] == pytest.approx(spread(bench.LONGER))
-    # 19 in 20 within 1 %: 1.96 spreads, shrinking as 1/sqrt(length) from the longer runs
-    assert s["length_for_1pct"] == pytest.approx(
-        max(1.0, bench.LONGER * (1.96 * s["seed_sd_longer_pct"]) ** 2))
+    assert s["length_for_1pct"] == bench._length_for_target(s["seed_sd_pct"], s["seed_sd_longer_pct"])
+
+
+@pytest.mark.parametrize("spread,spread_longer,needed", [
+    (0.5, 0.2, 1.0),              # 1.96 x 0.5 % <= 1 %: the default is enough
+    (3.5, 1.4, 4 * (1.96 * 1.4) ** 2),   # beyond 4x: from the longer runs (p1-p5 4 KiB)
+    (0.6, 0.2, (1.96 * 0.6) ** 2),       # between 1x and 4x: from the default runs
+    (1.2, 0.2, 4.0),              # ... at most 4x, which the longer runs show is enough
+])
+def test_the_length_for_a_stable_run_takes_the_estimate_that_holds_at_that_length(
+        spread, spread_longer, needed):
+    assert bench.LONGER == 4
+    assert bench._length_for_target(spread, spread_longer) == pytest.approx(needed)
 
 
 def test_stability_needs_two_runs_for_a_spread():
