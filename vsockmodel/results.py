@@ -18,11 +18,13 @@ def summary_us(values_ns: list[float]) -> dict:
     if not values_ns:
         return {"count": 0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0.0}
     n = len(values_ns)
+    # Both quantiles from one conversion to an array (nearest rank, as nearest_rank()).
+    p50, p95 = np.percentile(values_ns, [50, 95], method="inverted_cdf")
     return {
         "count": n,
         "mean": sum(values_ns) / n / 1000,
-        "p50": nearest_rank(values_ns, 0.5) / 1000,
-        "p95": nearest_rank(values_ns, 0.95) / 1000,
+        "p50": float(p50) / 1000,
+        "p95": float(p95) / 1000,
         "max": max(values_ns) / 1000,
     }
 
