@@ -23,7 +23,7 @@ def test_stability_compares_seed_one_with_a_run_ten_times_longer_and_reports_the
     assert s["seed_sd_pct"] == pytest.approx(spread(1))
     assert s["longer"] == bench.LONGER > 1
     assert s["seed_sd_longer_pct"] == pytest.approx(spread(bench.LONGER))
-    assert s["length_for_1pct"] == bench._length_for_target(s["seed_sd_pct"], s["seed_sd_longer_pct"])
+    assert s["length_for_1pct"] == bench.length_for_target(s["seed_sd_pct"], s["seed_sd_longer_pct"])
 
 
 @pytest.mark.parametrize("spread,spread_longer,needed", [
@@ -35,7 +35,7 @@ def test_stability_compares_seed_one_with_a_run_ten_times_longer_and_reports_the
 def test_the_length_for_a_stable_run_takes_the_estimate_that_holds_at_that_length(
         spread, spread_longer, needed):
     assert bench.LONGER == 4
-    assert bench._length_for_target(spread, spread_longer) == pytest.approx(needed)
+    assert bench.length_for_target(spread, spread_longer) == pytest.approx(needed)
 
 
 def test_stability_needs_two_runs_for_a_spread():

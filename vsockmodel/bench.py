@@ -78,7 +78,7 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
     The default runs use random seeds 1 to ``repeats``: the first is compared
     with the long run (same seed). Their spread (the standard deviation, in per
     cent of the mean) is measured at the default length and at ``LONGER`` times
-    it; ``_length_for_target`` turns the two into the length needed.
+    it; ``length_for_target`` turns the two into the length needed.
     """
     if repeats < 2:
         raise ValueError(f"repeats: {repeats} is out of range; allowed at least 2 (a spread needs two runs)")
@@ -93,7 +93,7 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
     longer = [run(variant=variant, payload=payload, seed=seed, transfer=LONGER * transfer)
               for seed in range(1, repeats + 1)]
     spread, spread_longer = _spread_pct(runs), _spread_pct(longer)
-    needed = _length_for_target(spread, spread_longer)
+    needed = length_for_target(spread, spread_longer)
     return {"variant": variant, "payload": payload, "packets": short.packets,
             "wall_ms_median": 1000 * statistics.median(times), "wall_ms_best": 1000 * min(times),
             "throughput_gbps": short.throughput_gbps, "throughput_10x_gbps": long.throughput_gbps,
@@ -103,7 +103,7 @@ def stability(variant: str = "baseline", payload: int = 4096, repeats: int = SPR
             "length_for_1pct": needed, "wall_ms_for_1pct": needed * 1000 * statistics.median(times)}
 
 
-def _length_for_target(spread: float, spread_longer: float) -> float:
+def length_for_target(spread: float, spread_longer: float) -> float:
     """The run length, in default runs, for 19 in 20 runs within TARGET_PCT:
     1.96 spreads <= TARGET_PCT, with the spread falling as 1/sqrt(length).
 
