@@ -126,18 +126,23 @@ def _vhost(used_batch=False, **params):
         def signal(self, t):
             Worker.signals += 1
 
+    class Sender:                                       # nobody waits for send space here
+        def notify(self, t):
+            pass
+
     p, costs = vm.make_params(vhost_used_batch=used_batch, **params)
     vq = RxVirtqueue(p.rx_ring_size)
     vq.avail = 1000                                     # buffers are not the limit here
     vhost = Vhost(Sim(p, costs), vq, HostSocket(peer_buf_alloc=1 << 30))
     vhost.worker = Worker()
+    vhost.sender = Sender()
     return vhost, vq
 
 
 def test_a_vhost_run_stops_when_it_reaches_vhost_weight_bytes():
     vhost, vq = _vhost(rx_buf_payload=4096)
     for i in range(200):
-        vhost.send_pkt_queue.append((0.0, HostSkb(4096, i)))
+        vhost.queue(0.0, HostSkb(4096, i))
     assert vhost.do_send_pkt(0, 0) is None
     assert len(vq.used) == kernel.VHOST_VSOCK_WEIGHT // 4096 == 128 and vhost.worker.signals == 1
 
@@ -148,12 +153,41 @@ def test_vhost_add_used_n_publishes_at_most_a_ring_at_a_time():
     # vq->num buffers to give, so the limit cannot bind there.
     vhost, vq = _vhost(used_batch=True)
     for i in range(300):
-        vhost.send_pkt_queue.append((0.0, HostSkb(64, i)))
+        vhost.queue(0.0, HostSkb(64, i))
     vhost.do_send_pkt(0, 0)
     groups = {}
     for t, _ in vq.used:
         groups[t] = groups.get(t, 0) + 1
     assert list(groups.values()) == [128, 128] and vhost.worker.signals == 1
+
+
+# ---- the host sender's wake-ups: sk_write_space() and sock_writeable() ---------------------
+
+def test_tx_skb_truesize_follows_the_allocation():
+    # Linear up to SKB_WITH_OVERHEAD(32 KiB): the head's allocation plus the aligned struct sk_buff.
+    assert kernel.tx_skb_truesize(64) == kernel.SKB_SMALL_HEAD_CACHE_SIZE + 256   # small-head cache
+    assert kernel.tx_skb_truesize(4096) == 8192 + 256       # 4140 B + skb_shared_info: kmalloc-8k
+    # Above it, a header-only head plus page chunks of at most order 3.
+    head = kernel.SKB_SMALL_HEAD_CACHE_SIZE + 256
+    assert kernel.tx_skb_truesize(65536) == head + 2 * 32768
+    assert kernel.tx_skb_truesize(40000) == head + 32768 + 8192
+    assert kernel.SK_SNDBUF_DEFAULT == 212992
+
+
+def test_sk_write_space_wakes_the_sender_only_while_the_socket_is_writeable():
+    vhost, vq = _vhost(payload=64)
+    woken = []
+    vhost.sender.notify = woken.append
+    limit = kernel.SK_SNDBUF_DEFAULT // 2                  # sock_writeable(): wmem < sndbuf / 2
+    fit = (limit - 1) // kernel.tx_skb_truesize(64)        # skbs that leave it writeable
+    for i in range(fit + 1):
+        vhost.queue(0.0, HostSkb(64, i))
+    assert vhost.sock_writeable(-1.0)                      # before they were queued, nothing charged
+    assert not vhost.write_space(0.0) and woken == []     # a credit update now wakes nobody
+    vq.avail = 1                                           # vhost sends (and frees) one skb
+    vhost.do_send_pkt(0, 0)
+    assert len(vhost.send_pkt_queue) == fit and len(woken) == 1   # sock_wfree: writeable again
+    assert list(vhost.sock.wakes) == woken and woken[0] > 0.0
 
 
 # ---- lock_sock(): who waits for whom, and the futile wake-ups ------------------------------

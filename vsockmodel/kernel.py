@@ -122,10 +122,9 @@ def kmalloc_size_roundup(size: int) -> int:
 SKB_SMALL_HEAD_CACHE_SIZE = 640
 
 
-def rx_skb_head(rx_buf_payload: int) -> tuple[int, int]:
-    """(bytes asked for, bytes allocated) for the head of one guest RX skb.
+def skb_head(size: int) -> tuple[int, int]:
+    """(bytes asked for, bytes allocated) for the head of alloc_skb(size).
 
-    virtio_vsock_alloc_skb() calls alloc_skb(rx_buf_payload + 44);
     kmalloc_reserve() (net/core/skbuff.c) asks for SKB_HEAD_ALIGN(size): the
     size aligned to the cache line (SKB_DATA_ALIGN) plus the aligned
     skb_shared_info, and gets a small-head slab object or the kmalloc size.
@@ -133,10 +132,16 @@ def rx_skb_head(rx_buf_payload: int) -> tuple[int, int]:
     def align(n: int) -> int:
         return -(-n // SMP_CACHE_BYTES) * SMP_CACHE_BYTES
 
-    asked = align(rx_buf_payload + VIRTIO_VSOCK_SKB_HEADROOM) + align(SKB_SHARED_INFO_SIZE)
+    asked = align(size) + align(SKB_SHARED_INFO_SIZE)
     if asked <= SKB_SMALL_HEAD_CACHE_SIZE:
         return asked, SKB_SMALL_HEAD_CACHE_SIZE
     return asked, kmalloc_size_roundup(asked)
+
+
+def rx_skb_head(rx_buf_payload: int) -> tuple[int, int]:
+    """(bytes asked for, bytes allocated) for the head of one guest RX skb:
+    virtio_vsock_alloc_skb() calls alloc_skb(rx_buf_payload + 44)."""
+    return skb_head(rx_buf_payload + VIRTIO_VSOCK_SKB_HEADROOM)
 
 
 def rx_skb_room(rx_buf_payload: int) -> int:
@@ -154,3 +159,56 @@ def rx_skb_room(rx_buf_payload: int) -> int:
     """
     _, allocated = rx_skb_head(rx_buf_payload)
     return allocated - SKB_SHARED_INFO_SIZE - VIRTIO_VSOCK_SKB_HEADROOM
+
+
+# net/core/sock.c: sock_init_data() starts sk->sk_sndbuf at sysctl_wmem_default,
+# whose default is SK_WMEM_MAX = _SK_MEM_OVERHEAD * _SK_MEM_PACKETS =
+# SKB_TRUESIZE(256) * 256 (include/net/sock.h): 212,992 bytes with the x86_64
+# sizes above. Neither af_vsock nor vsock_perf changes it (vsock_perf sets
+# SO_VM_SOCKETS_BUFFER_SIZE, the credit window, not SO_SNDBUF).
+SK_SNDBUF_DEFAULT = (256 + SKB_TRUESIZE_0) * 256
+
+# include/linux/virtio_vsock.h (6.17+, Will Deacon's nonlinear-skb series):
+# virtio_vsock_alloc_skb() allocates a linear skb up to
+# SKB_WITH_OVERHEAD(PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER) bytes, and above that
+# a header-only head plus page fragments (alloc_skb_with_frags, order <= 3).
+VIRTIO_VSOCK_LINEAR_SKB_MAX = (4096 << 3) - SKB_SHARED_INFO_SIZE
+PAGE_SIZE = 4096
+PAGE_ALLOC_COSTLY_ORDER = 3
+
+
+def tx_skb_truesize(payload: int) -> int:
+    """skb->truesize of one host TX skb carrying ``payload`` bytes.
+
+    virtio_transport_alloc_skb() (net/vmw_vsock/virtio_transport_common.c)
+    allocates it with virtio_vsock_alloc_skb(44 + payload) and charges it to
+    the sending socket's sk_wmem_alloc (skb_set_owner_w); vhost frees it once
+    every byte is in guest buffers (virtio_transport_consume_skb_sent ->
+    consume_skb -> sock_wfree).
+
+    A linear skb's truesize is SKB_TRUESIZE() of its head's usable size
+    (__finalize_skb_around): the allocation plus the aligned struct sk_buff. A
+    nonlinear one adds PAGE_SIZE << order for each page chunk, the order falling
+    from 3 as the rest shrinks (alloc_skb_with_frags, net/core/skbuff.c).
+    """
+    size = VIRTIO_VSOCK_SKB_HEADROOM + payload
+    sk_buff = SKB_TRUESIZE_0 - SKB_SHARED_INFO_SIZE        # SKB_DATA_ALIGN(sizeof(struct sk_buff))
+    if size <= VIRTIO_VSOCK_LINEAR_SKB_MAX:
+        return skb_head(size)[1] + sk_buff
+    truesize = skb_head(VIRTIO_VSOCK_SKB_HEADROOM)[1] + sk_buff
+    rest, order = payload, PAGE_ALLOC_COSTLY_ORDER
+    while rest:
+        page_aligned = -(-rest // PAGE_SIZE) * PAGE_SIZE
+        while order and page_aligned < PAGE_SIZE << order:
+            order -= 1
+        chunk = PAGE_SIZE << order
+        truesize += chunk
+        rest -= min(rest, chunk)
+    return truesize
+
+
+def sock_writeable(wmem_alloc: int, sndbuf: int) -> bool:
+    """include/net/sock.h: sock_writeable(). sock_def_write_space() wakes a
+    writer only when this holds: sk_wmem_alloc (which starts at 1) below half
+    the send buffer."""
+    return wmem_alloc < sndbuf >> 1

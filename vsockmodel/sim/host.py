@@ -20,15 +20,19 @@ from .virtqueue import Packet, RxVirtqueue
 
 
 class HostSkb:
-    """An skb on vhost's send_pkt_queue: ``len`` payload bytes, ``offset`` already sent."""
+    """An skb on vhost's send_pkt_queue: ``len`` payload bytes, ``offset`` already
+    sent, and the ``truesize`` charged to the host socket's sk_wmem_alloc until
+    vhost frees it (kernel.tx_skb_truesize, unless the caller knows it)."""
 
-    __slots__ = ("len", "offset", "write", "op")
+    __slots__ = ("len", "offset", "write", "op", "truesize")
 
-    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW) -> None:
+    def __init__(self, length: int, write: int, op: int = kernel.VIRTIO_VSOCK_OP_RW,
+                 truesize: int = -1) -> None:
         self.len = length
         self.offset = 0
         self.write = write
         self.op = op
+        self.truesize = truesize if truesize >= 0 else kernel.tx_skb_truesize(length)
 
 
 class HostSocket:
@@ -38,7 +42,8 @@ class HostSocket:
     processed them; the sender applies an entry once its own time has passed it.
     """
 
-    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned", "held")
+    __slots__ = ("tx_cnt", "peer_fwd_cnt", "peer_buf_alloc", "buf_alloc", "learned", "held",
+                 "sndbuf", "wakes")
 
     def __init__(self, peer_buf_alloc: int, buf_alloc: int = kernel.VSOCK_DEFAULT_BUFFER_SIZE) -> None:
         self.tx_cnt = 0
@@ -51,6 +56,11 @@ class HostSocket:
         # The sender's lock_sock .. release_sock intervals, (start, end), oldest
         # first, recorded when the host socket's lock is modelled (host_lock).
         self.held: deque = deque()
+        # sk_sndbuf, and the times vhost called sk_write_space() while the socket
+        # was writeable, oldest first: each wakes a sender asleep on credit
+        # then (sock_def_write_space). Kept until the sender's time passes them.
+        self.sndbuf = kernel.SK_SNDBUF_DEFAULT
+        self.wakes: deque = deque()
 
     def space_update(self, t: float) -> None:
         """virtio_transport_space_update() for every guest packet vhost had
@@ -73,6 +83,14 @@ class HostSocket:
         """virtio_transport_has_space()."""
         credit = self.credit()
         return credit if credit > 0 else 0                  # max(0, credit): no call
+
+    def next_wake(self, t: float) -> float | None:
+        """The first sk_write_space() after time t that wakes a sender asleep
+        since t, if vhost has got that far; None if not yet."""
+        wakes = self.wakes
+        while wakes and wakes[0] <= t:
+            wakes.popleft()
+        return wakes[0] if wakes else None
 
 
 class Sender(Task):
@@ -111,6 +129,8 @@ class Sender(Task):
         max_skb = kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
         env, payload, send_ns = self.env, p.payload, c.host_send_ns
         one_skb_ns = send_ns + skb_ns + payload * copy_ns   # a write that fits one skb
+        one_skb_truesize = kernel.tx_skb_truesize(payload)
+        wakes = sock.wakes
         pingpong = p.workload == "pingpong"
         queue = self.vhost.queue
         host_lock = p.host_lock
@@ -119,6 +139,8 @@ class Sender(Task):
             if payload <= max_skb:
                 if sock.learned:
                     sock.space_update(t_start)
+                if wakes and wakes[0] <= t_start:           # wake-ups nobody slept for
+                    sock.next_wake(t_start)
                 credit = sock.credit()
                 if credit >= payload:
                     # The common case: credit for the whole write, one skb.
@@ -129,7 +151,7 @@ class Sender(Task):
                     stats.bytes_sent += payload
                     if credit - payload < stats.min_host_credit:
                         stats.min_host_credit = credit - payload
-                    queue(env._now + self.acc, HostSkb(payload, write))
+                    queue(env._now + self.acc, HostSkb(payload, write, truesize=one_skb_truesize))
                     stats.writes += 1
                     if pingpong:
                         yield from self.wait_reply(payload)
@@ -151,9 +173,11 @@ class Sender(Task):
                             self.release_sock(locked_at)
                         locked_at = None
                     stats.sender_blocked += 1
-                    if sock.learned:
-                        # Credit already on its way: sleep until it is processed.
-                        self.idle_until(sock.learned[0][0] + self.sim.latency(c.host_wake_latency_ns))
+                    wake = sock.next_wake(env._now + self.acc)
+                    if wake is not None:
+                        # vhost has already woken us (sk_write_space on a writeable
+                        # socket): sleep until then, and look at the credit again.
+                        self.idle_until(wake + self.sim.latency(c.host_wake_latency_ns))
                         continue
                     ev = self.sync()
                     if ev is not None:
@@ -234,13 +258,18 @@ class Vhost(Task):
 
     __slots__ = ("vq", "sock", "send_pkt_queue", "tx_queue", "idle", "pending_used", "worker",
                  "sender", "reader", "lookahead", "pkt_ns", "buf_payload", "used_batch", "min_wake",
-                 "copy_ns", "pkt_add_used_ns", "host_lock", "tx_used")
+                 "copy_ns", "pkt_add_used_ns", "host_lock", "tx_used", "wmem", "uncharged")
 
     def __init__(self, sim: Sim, vq: RxVirtqueue, sock: HostSocket) -> None:
         super().__init__(sim, "vhost")
         self.vq = vq
         self.sock = sock
         self.send_pkt_queue: deque = deque()   # (time queued, HostSkb)
+        # The host socket's sk_wmem_alloc, as of vhost's time: the truesize of the
+        # queued skbs, charged once vhost's time reaches the time they were queued
+        # (the sender may run ahead). ``uncharged``: (time queued, truesize), oldest first.
+        self.wmem = 0
+        self.uncharged: deque = deque()
         self.tx_queue: deque = deque()         # (time kicked, fwd_cnt, buf_alloc, reply bytes)
         self.idle: Wakeup | None = None
         self.pending_used: list[Packet] = []   # filled buffers not yet in the used ring
@@ -264,8 +293,31 @@ class Vhost(Task):
     def queue(self, t: float, skb: HostSkb) -> None:
         """vhost_transport_send_pkt(): queue the skb and wake the worker thread."""
         self.send_pkt_queue.append((t, skb))
+        self.uncharged.append((t, skb.truesize))
         if self.idle is not None:
             self._wake(self.idle, t)
+
+    def charge_wmem(self, t: float) -> None:
+        """Charge sk_wmem_alloc with the skbs the sender had queued by time t
+        (skb_set_owner_w). ``t`` never goes back: it is vhost's own time."""
+        uncharged = self.uncharged
+        while uncharged and uncharged[0][0] <= t:
+            self.wmem += uncharged.popleft()[1]
+
+    def sock_writeable(self, t: float) -> bool:
+        """sock_writeable() of the host socket at vhost's time t."""
+        self.charge_wmem(t)
+        return kernel.sock_writeable(1 + self.wmem, self.sock.sndbuf)
+
+    def write_space(self, t: float) -> bool:
+        """sk->sk_write_space() = sock_def_write_space() on the host socket at
+        time t: it wakes a sender asleep on credit only if the socket is
+        writeable. Returns whether it was."""
+        if not self.sock_writeable(t):
+            return False
+        self.sock.wakes.append(t)
+        self.sender.notify(t)
+        return True
 
     def kick(self, delay: float) -> None:
         """The guest kicked the RX queue after a refill (vhost_vsock_handle_rx_kick)."""
@@ -356,10 +408,13 @@ class Vhost(Task):
             self.work(self.c.vhost_tx_pkt_ns)
             t = env._now + self.acc
             self.sock.learned.append((t, fwd_cnt, buf_alloc))
+            self.stats.guest_tx_pkts += 1
+            # virtio_transport_recv_pkt(): space_update, then sk_write_space
+            if not self.write_space(t):
+                self.stats.credit_unwriteable += 1
             if nbytes:
                 sender.replies.append((t, nbytes))
-            self.stats.guest_tx_pkts += 1
-            sender.notify(t)
+                sender.notify(t)                        # a reply: sk_data_ready
             self.tx_used += 1
         if self.tx_used and not status:
             # vhost_add_used() per buffer (in vhost_tx_pkt_ns), one vhost_signal()
@@ -467,6 +522,12 @@ class Vhost(Task):
             skb.offset += payload_len
             if skb.offset == skb.len:
                 q.popleft()
+                # virtio_transport_consume_skb_sent() -> consume_skb() -> sock_wfree():
+                # the truesize leaves sk_wmem_alloc, and sk_write_space() runs
+                t_free = env._now + self.acc
+                self.charge_wmem(t_free)                # it was queued by now
+                self.wmem -= skb.truesize
+                self.write_space(t_free)
             pkts += 1
             total_len += payload_len
             if vhost_exceeds_weight(pkts, total_len):

@@ -41,6 +41,7 @@ class Stats:
     credit_updates: int = 0
     guest_tx_pkts: int = 0       # guest packets (credit, replies) handled by vhost
     sender_blocked: int = 0      # host sender waits for credit
+    credit_unwriteable: int = 0  # guest packets whose sk_write_space found the host socket not writeable
     host_lock_waits: int = 0     # vhost slept on the host socket's lock (host_lock)
     max_qlen: int = 0
     max_buf_used: int = 0
