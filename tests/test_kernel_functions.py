@@ -127,6 +127,8 @@ def _vhost(used_batch=False, **params):
             Worker.signals += 1
 
     class Sender:                                       # nobody waits for send space here
+        blocked = resume_at = None
+
         def notify(self, t):
             pass
 
@@ -178,6 +180,7 @@ def test_sk_write_space_wakes_the_sender_only_while_the_socket_is_writeable():
     vhost, vq = _vhost(payload=64)
     woken = []
     vhost.sender.notify = woken.append
+    vhost.sender.blocked = object()                        # asleep on credit
     limit = kernel.SK_SNDBUF_DEFAULT // 2                  # sock_writeable(): wmem < sndbuf / 2
     fit = (limit - 1) // kernel.tx_skb_truesize(64)        # skbs that leave it writeable
     for i in range(fit + 1):
@@ -187,7 +190,12 @@ def test_sk_write_space_wakes_the_sender_only_while_the_socket_is_writeable():
     vq.avail = 1                                           # vhost sends (and frees) one skb
     vhost.do_send_pkt(0, 0)
     assert len(vhost.send_pkt_queue) == fit and len(woken) == 1   # sock_wfree: writeable again
-    assert list(vhost.sock.wakes) == woken and woken[0] > 0.0
+    assert woken[0] > 0.0
+    # A sender that has not run up to that time yet finds the wake-up recorded.
+    vhost.sender.blocked, vhost.sender.resume_at = None, 0.0
+    assert vhost.write_space(woken[0] + 1) and list(vhost.sock.wakes) == [woken[0] + 1]
+    vhost.sender.resume_at = woken[0] + 2                  # already past it: nothing to record
+    assert vhost.write_space(woken[0] + 1.5) and len(vhost.sock.wakes) == 1
 
 
 # ---- lock_sock(): who waits for whom, and the futile wake-ups ------------------------------

@@ -276,6 +276,8 @@ def test_a_vhost_run_stops_at_vhost_exceeds_weight(n, size, stop):
             Worker.signals += 1
 
     class Sender:                                           # nobody waits for send space here
+        blocked = resume_at = None
+
         def notify(self, t):
             pass
 

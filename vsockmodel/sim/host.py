@@ -305,9 +305,10 @@ class Vhost(Task):
             self.wmem += uncharged.popleft()[1]
 
     def sock_writeable(self, t: float) -> bool:
-        """sock_writeable() of the host socket at vhost's time t."""
+        """sock_writeable() of the host socket at vhost's time t
+        (kernel.sock_writeable, inline: it runs for every skb vhost frees)."""
         self.charge_wmem(t)
-        return kernel.sock_writeable(1 + self.wmem, self.sock.sndbuf)
+        return 1 + self.wmem < self.sock.sndbuf >> 1      # sk_wmem_alloc starts at 1
 
     def write_space(self, t: float) -> bool:
         """sk->sk_write_space() = sock_def_write_space() on the host socket at
@@ -315,8 +316,15 @@ class Vhost(Task):
         writeable. Returns whether it was."""
         if not self.sock_writeable(t):
             return False
-        self.sock.wakes.append(t)
-        self.sender.notify(t)
+        sender = self.sender
+        if sender.blocked is not None:
+            sender.notify(t)
+        else:
+            # Recorded for a sender that has not run up to t yet: it may run out
+            # of credit, and fall asleep, before t (Sender.main, next_wake).
+            r = sender.resume_at
+            if r is None or r <= t:
+                self.sock.wakes.append(t)
         return True
 
     def kick(self, delay: float) -> None:
