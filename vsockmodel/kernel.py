@@ -205,10 +205,3 @@ def tx_skb_truesize(payload: int) -> int:
         truesize += chunk
         rest -= min(rest, chunk)
     return truesize
-
-
-def sock_writeable(wmem_alloc: int, sndbuf: int) -> bool:
-    """include/net/sock.h: sock_writeable(). sock_def_write_space() wakes a
-    writer only when this holds: sk_wmem_alloc (which starts at 1) below half
-    the send buffer."""
-    return wmem_alloc < sndbuf >> 1

@@ -136,11 +136,11 @@ class Sender(Task):
         host_lock = p.host_lock
         for write in range(p.writes):
             t_start = env._now + self.acc
+            if wakes and wakes[0] <= t_start:               # wake-ups nobody slept for
+                sock.next_wake(t_start)
             if payload <= max_skb:
                 if sock.learned:
                     sock.space_update(t_start)
-                if wakes and wakes[0] <= t_start:           # wake-ups nobody slept for
-                    sock.next_wake(t_start)
                 credit = sock.credit()
                 if credit >= payload:
                     # The common case: credit for the whole write, one skb.
@@ -305,8 +305,8 @@ class Vhost(Task):
             self.wmem += uncharged.popleft()[1]
 
     def sock_writeable(self, t: float) -> bool:
-        """sock_writeable() of the host socket at vhost's time t
-        (kernel.sock_writeable, inline: it runs for every skb vhost frees)."""
+        """sock_writeable() (include/net/sock.h) of the host socket at vhost's
+        time t: sk_wmem_alloc below half of sk_sndbuf."""
         self.charge_wmem(t)
         return 1 + self.wmem < self.sock.sndbuf >> 1      # sk_wmem_alloc starts at 1
 
