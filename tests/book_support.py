@@ -33,7 +33,7 @@ _SOURCE_GLOBS = [
     "_assets/**/*",
     "chapters/**/*",
     "vsockmodel/**/*.py",
-    "vsockmodel/data/**/*",
+    "vsockmodel/**/data/*",
     "requirements.txt",
     "package-lock.json",
 ]

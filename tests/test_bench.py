@@ -4,7 +4,8 @@ import statistics
 
 import pytest
 
-from vsockmodel import bench, run
+from vsockmodel.study import bench
+from vsockmodel import run
 
 
 def test_stability_compares_seed_one_with_a_run_ten_times_longer_and_reports_the_spread():

@@ -6,10 +6,10 @@ import statistics
 import pytest
 from scipy import stats
 
-from vsockmodel import calibrate, measurements, validate
-from vsockmodel.costs import Costs, default_costs, load_calibrated
-from vsockmodel.model import simulate
-from vsockmodel.params import make_params
+from vsockmodel.study import calibrate, measurements, validate
+from vsockmodel.model.costs import Costs, default_costs, load_calibrated
+from vsockmodel.sim.run import simulate
+from vsockmodel.model.params import make_params
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_shipped_calibration_is_applied_and_refits_the_cycles():
         assert getattr(costs, name) == pytest.approx(value)
     import json
     from importlib import resources
-    doc = json.loads(resources.files("vsockmodel").joinpath("data", "costs.json").read_text())
+    doc = json.loads(resources.files("vsockmodel.model").joinpath("data", "costs.json").read_text())
     assert doc["rms_pct"] <= 5.0                      # the refit target
     assert all(abs(r["error_pct"]) < 15 for r in doc["rows"])
 
@@ -83,7 +83,7 @@ def test_validation_scores_every_table_with_its_receiver():
 
 
 def test_paired_change_ci_brackets_the_pairs_and_widens_with_their_spread():
-    from vsockmodel.validate import paired_change_ci
+    from vsockmodel.study.validate import paired_change_ci
 
     assert paired_change_ci([1.0, 1.0, 1.0], [2.0, 2.0, 2.0]) == pytest.approx((100.0, 100.0))
     lo, hi = paired_change_ci([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])
@@ -100,7 +100,7 @@ def test_paired_change_ci_brackets_the_pairs_and_widens_with_their_spread():
 
 
 def test_each_table_is_scored_on_its_own_seeds():
-    from vsockmodel import validate
+    from vsockmodel.study import validate
 
     a, b = validate.Config("p1-p3", 1024, "fixedsyscall"), validate.Config("p1-p5", 1024, "fixedsyscall")
     seeds = tuple(range(1, 17))
@@ -117,7 +117,7 @@ def test_each_table_is_scored_on_its_own_seeds():
 
 
 def test_validation_can_score_a_few_tables_and_refuses_unknown_ones():
-    from vsockmodel import validate
+    from vsockmodel.study import validate
 
     tables = ("v1_all_fixed64k",)
     pred = validate.predict(seeds=(1,), jobs=1, packets=600, tables=tables)
@@ -129,7 +129,7 @@ def test_validation_can_score_a_few_tables_and_refuses_unknown_ones():
 
 
 def test_cached_predictions_equal_fresh_ones_and_are_keyed_on_the_model(tmp_path, monkeypatch):
-    from vsockmodel import cache, validate
+    from vsockmodel.study import cache, validate
 
     monkeypatch.setenv("VSOCKMODEL_CACHE", str(tmp_path))
     args = dict(seeds=(1,), jobs=1, packets=600, tables=("v1_all_fixed64k",))
@@ -151,8 +151,8 @@ def test_the_calibrations_operation_counts_add_up_to_the_workers_busy_time(varia
     # The fit is linear in the costs, with counts taken from a run (calibrate._counts).
     # Without noise, counts times costs must give the RX worker's busy time: a cost
     # the worker pays but the calibration does not count would bias every fit.
-    from vsockmodel.model import simulate
-    from vsockmodel.params import make_params
+    from vsockmodel.sim.run import simulate
+    from vsockmodel.model.params import make_params
 
     transfer = make_params(variant=variant, payload=payload)[0].transfer_for(2000)
     p, costs = make_params(variant=variant, payload=payload, transfer=transfer)

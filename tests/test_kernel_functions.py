@@ -6,8 +6,8 @@ bounds of the parameters."""
 import pytest
 
 import vsockmodel as vm
-from vsockmodel import kernel
-from vsockmodel.params import MAX_WORK
+from vsockmodel.model import kernel
+from vsockmodel.model.params import MAX_WORK
 from vsockmodel.sim.engine import Sim
 from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
 from vsockmodel.sim.sock import Skb

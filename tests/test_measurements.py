@@ -1,4 +1,4 @@
-"""Tests for the transcribed mailing-list tables (vsockmodel/data/*.csv).
+"""Tests for the transcribed mailing-list tables (vsockmodel/study/data/*.csv).
 
 The expected numbers below were copied by hand from the source texts, not
 from the CSV, so a wrong digit in either place makes a test fail.
@@ -12,8 +12,8 @@ from decimal import Decimal
 
 import pytest
 
-from vsockmodel import measurements
-from vsockmodel.measurements import MeasurementsError
+from vsockmodel.study import measurements
+from vsockmodel.study.measurements import MeasurementsError
 
 SERIES_PAYLOADS = (64, 256, 512, 1024, 4096, 8192, 16384, 65536)
 RTT_PAYLOADS = (64, 256, 4096)
@@ -291,7 +291,7 @@ def test_series_change_within_rounding_of_printed_means():
     # lies inside the range of new/old - 1 allowed by the rounding of the two
     # printed means (plus half a unit of the printed change).  A wrong digit in
     # any of the three numbers almost always breaks this.
-    path = resources.files("vsockmodel").joinpath("data", "measurements.csv")
+    path = resources.files("vsockmodel.study").joinpath("data", "measurements.csv")
     with path.open(encoding="utf-8", newline="") as fh:
         raw = list(csv.DictReader(fh))
     text = {(r["table"], r["state"], r["metric"], int(r["payload"])): r["value"] for r in raw}
@@ -376,7 +376,7 @@ def test_sources():
 # -------------------------------------------------------------- loader errors
 
 def _copy(tmp_path, transform, name="measurements.csv"):
-    src = resources.files("vsockmodel").joinpath("data", name).read_text(encoding="utf-8")
+    src = resources.files("vsockmodel.study").joinpath("data", name).read_text(encoding="utf-8")
     p = tmp_path / name
     p.write_text(transform(src), encoding="utf-8")
     return p
@@ -394,7 +394,7 @@ def test_missing_file(tmp_path):
 
 
 def test_missing_packaged_file_named_relative_to_package():
-    with pytest.raises(MeasurementsError, match=r"^vsockmodel/data/no_such\.csv: file not found$"):
+    with pytest.raises(MeasurementsError, match=r"^vsockmodel/study/data/no_such\.csv: file not found$"):
         measurements._records(None, "no_such.csv", measurements.TABLE_COLUMNS)
 
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vsockmodel as vm
-from vsockmodel import kernel
-from vsockmodel.params import MAX_WORK
-from vsockmodel.starvation import starvation
+from vsockmodel.model import kernel
+from vsockmodel.model.params import MAX_WORK
+from vsockmodel.scenarios.starvation import starvation
 
 # ---- the v1 review's scenario: two same-flow packets, queue_max == 1 ----------
 
@@ -129,18 +129,18 @@ def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
 
 
 def test_starvation_bad_input_is_one_clear_error():
-    from vsockmodel.starvation import starvation
+    from vsockmodel.scenarios.starvation import starvation
     with pytest.raises(ValueError, match="^unknown parameter"):
         starvation(foo=1)
     with pytest.raises(ValueError, match="^reader_wake_ns"):
         starvation(reader_wake_ns=True)
 
 
-def test_recv_calls_count_towards_the_run_bound(pure_vsockmodel, monkeypatch):
+def test_recv_calls_count_towards_the_run_bound(monkeypatch):
     # A reader taking 64 B at a time from 64 KiB writes makes few packets but
     # many recv() calls; the bound must see them, or such a run could go on
     # far past its wall-time limit without ever being checked.
-    vm = pure_vsockmodel
+    import vsockmodel as vm
     kwargs = dict(payload="64K", recv_size=64, transfer=64 * 1024 * 20)
     assert vm.run(**kwargs).recv_calls > 20_000
     monkeypatch.setattr(vm.sim.engine.Sim, "MAX_EVENTS_PER_PACKET", 0)   # leaves the fixed 10000
@@ -148,8 +148,8 @@ def test_recv_calls_count_towards_the_run_bound(pure_vsockmodel, monkeypatch):
         vm.run(**kwargs)
 
 
-def test_runs_are_bounded(pure_vsockmodel, monkeypatch):
-    vm = pure_vsockmodel
+def test_runs_are_bounded(monkeypatch):
+    import vsockmodel as vm
     # the largest run allowed is refused before it starts when it would be too long...
     with pytest.raises(ValueError, match="transfer"):
         vm.make_params(payload=1, transfer=10**9)
@@ -278,10 +278,10 @@ def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
         "starvation", "--reader-wake-ns", "abc").stderr
 
 
-def test_cli_a_run_stopped_by_its_bound_is_one_line(pure_vsockmodel, monkeypatch, capsys):
+def test_cli_a_run_stopped_by_its_bound_is_one_line(monkeypatch, capsys):
     import importlib
     cli_module = importlib.import_module("vsockmodel.cli")
-    monkeypatch.setattr(pure_vsockmodel.sim.engine.Sim, "MAX_EVENTS_PER_PACKET", 0)
+    monkeypatch.setattr(importlib.import_module("vsockmodel.sim.engine").Sim, "MAX_EVENTS_PER_PACKET", 0)
     assert cli_module.main(["run", "--payload", "4K", "--transfer", "80M", "--json"]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "scheduling events" in err
@@ -290,10 +290,11 @@ def test_cli_a_run_stopped_by_its_bound_is_one_line(pure_vsockmodel, monkeypatch
 # ---- calibrate / validate refuse bad data -------------------------------------------
 
 def test_validate_and_calibrate_refuse_malformed_seed_data(monkeypatch, capsys):
-    from vsockmodel import cli, measurements
+    from vsockmodel import cli
+    from vsockmodel.study import measurements
 
     def broken(*_a, **_k):
-        raise measurements.MeasurementsError("vsockmodel/data/measurements.csv, line 7: column 'value' "
+        raise measurements.MeasurementsError("vsockmodel/study/data/measurements.csv, line 7: column 'value' "
                                      "is not a number: 'x'")
 
     monkeypatch.setattr(measurements, "change", broken)
@@ -307,7 +308,7 @@ def test_validate_and_calibrate_refuse_malformed_seed_data(monkeypatch, capsys):
 def test_a_malformed_calibration_file_is_one_clear_error(monkeypatch, tmp_path):
     from importlib import resources
 
-    from vsockmodel import costs
+    from vsockmodel.model import costs
 
     bad = tmp_path / "data"
     bad.mkdir()
@@ -405,7 +406,7 @@ def test_compare_sides_cannot_have_their_own_seed():
 
 
 def test_replications_estimate_names_the_metrics():
-    from vsockmodel.replications import replicate
+    from vsockmodel.study.replications import replicate
     reps = replicate(2, payload=64, transfer="8K")
     with pytest.raises(ValueError, match="rtt_us: measured only for workload 'pingpong', not 'stream'"):
         reps.estimate("rtt_us")

@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vsockmodel as vm
-from vsockmodel import kernel, validate
-from vsockmodel.params import BATCH_KNOBS
+from vsockmodel.model import kernel
+from vsockmodel.study import validate
+from vsockmodel.model.params import BATCH_KNOBS
 
 from model_support import guest
 
@@ -399,7 +400,7 @@ def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
     # Patch 2 alone looks every packet up again (find_socket, then sock_put of the
     # extra reference); patch 3 reuses the batch's socket for the same flow.
     import dataclasses
-    from vsockmodel import variants
+    from vsockmodel.model import variants
     with_reuse = guest(variant="p1-p3")[1].cost_batched
     monkeypatch.setitem(variants.VARIANTS, "p1-p3",
                         dataclasses.replace(variants.VARIANTS["p1-p3"], reuse_lookup=False))
@@ -440,12 +441,12 @@ def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant,
 
 
 @pytest.mark.parametrize("host_lock", [False, True])
-def test_vhost_signals_the_tx_queue_only_once_it_is_drained(pure_vsockmodel, monkeypatch, host_lock):
+def test_vhost_signals_the_tx_queue_only_once_it_is_drained(monkeypatch, host_lock):
     # vhost_vsock_handle_tx_kick() loops until the guest's TX queue is empty and
     # calls vhost_signal() once, after the loop. With the host lock, vhost may
     # stop part-way (asleep in lock_sock, or for the simulation to let the
     # sender catch up): no signal then, the rest of the queue comes first.
-    vm = pure_vsockmodel
+    import vsockmodel as vm
     RxWorker, Vhost = vm.sim.guest.RxWorker, vm.sim.host.Vhost
 
     vhosts, early, signals = [], [], []
@@ -485,10 +486,10 @@ def test_validate_takes_the_host_lock_switch():
         validate.predict(host_lock="yes", **kw)
 
 
-def test_ring_is_refilled_only_below_half_and_then_filled_up(pure_vsockmodel, monkeypatch):
+def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
     """virtio_transport_rx_work(): virtio_vsock_rx_fill() runs at ``out:`` only
     when rx_buf_nr < rx_buf_max_nr / 2, and posts every free slot."""
-    vm = pure_vsockmodel
+    import vsockmodel as vm
     RxWorker = vm.sim.guest.RxWorker
     seen = []
     original = RxWorker.rx_fill

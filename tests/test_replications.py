@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 import vsockmodel as vm
-from vsockmodel import replications as rep
-from vsockmodel.confidence import mean_ci, paired_change_ci
+from vsockmodel.study import replications as rep
+from vsockmodel.study.confidence import mean_ci, paired_change_ci
 
 SMALL = dict(payload=1024, transfer=1024 * 400)          # quick runs: 400 writes
 

@@ -11,9 +11,9 @@ import matplotlib
 import pytest
 from ipywidgets.embed import dependency_state, embed_data
 
-from vsockmodel import style
-from vsockmodel.style import MissingUnitError, fmt_size, label, use_book_style
-from vsockmodel.widgets import Explorer, explorer
+from vsockmodel.bookkit import style
+from vsockmodel.bookkit.style import MissingUnitError, fmt_size, label, use_book_style
+from vsockmodel.bookkit.widgets import Explorer, explorer
 
 PAYLOADS = [64, 256, 4096]
 BUFFERS = [16384, 65536]
@@ -235,7 +235,7 @@ def test_png_is_opaque_and_white_backed():
 def test_the_benchmark_times_slider_updates_of_a_built_explorer():
     # Not a timing assertion (speed is for the benchmark): the benchmark's widget
     # section runs, moves the sliders and reports each move's redraw time.
-    from vsockmodel.bench import widget_update_ms
+    from vsockmodel.bookkit.bench import widget_update_ms
     w = widget_update_ms(moves=3)
     assert w is not None, "ipywidgets and matplotlib are installed for the book"
     assert w["moves"] == 3 and 0 < w["p50_ms"] <= w["max_ms"] and w["grid_build_s"] > 0

@@ -1,14 +1,26 @@
-"""vsockmodel: a discrete-event model of the Linux virtio-vsock guest receive path."""
+"""vsockmodel: a discrete-event model of the Linux virtio-vsock guest receive path.
 
-__version__ = "0.1.0"
+Layers, each importing only those above it:
 
-from .costs import Costs, default_costs
-from .model import run, simulate
-from .params import Params, make_params, parse_size
-from .replications import compare, replicate
-from .results import Result
+- ``model``: the kernel's constants and rules, the variants, the parameter
+  schema, the costs and their origins;
+- ``sim``: the simulation (the actors on a simpy clock) and its results;
+- ``scenarios``: scripted set-ups (the v1 review's two-packet scenario);
+- ``study``: replications and intervals, the series' measurements,
+  calibration, validation, benchmarks;
+- ``bookkit`` (figures, widgets, style) and ``lab`` (the browser lab's entry
+  points): the book's tools, which nothing above imports.
+"""
+
+__version__ = "0.2.0"
+
+from .model.costs import Costs, default_costs
+from .model.params import Params, make_params, parse_size
+from .model.variants import VARIANTS
 from .sim.errors import Deadlock, SimulationLimitExceeded
-from .variants import VARIANTS
+from .sim.results import Result
+from .sim.run import run, simulate
+from .study.replications import compare, replicate
 
 __all__ = ["run", "simulate", "replicate", "compare", "Result", "Params", "make_params", "parse_size",
            "Costs", "default_costs", "VARIANTS", "Deadlock", "SimulationLimitExceeded"]

@@ -13,9 +13,9 @@ import os
 import sys
 from dataclasses import fields
 
-from . import kernel
-from .params import BATCH_KNOBS, WORKLOADS, Params, fmt_size, make_params
-from .variants import VARIANTS
+from .model import kernel
+from .model.params import BATCH_KNOBS, WORKLOADS, Params, fmt_size, make_params
+from .model.variants import VARIANTS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -108,7 +108,7 @@ def _echo_args(params: dict) -> None:
 
 
 def cmd_run(a) -> int:
-    from .model import run
+    from .sim.run import run
 
     p, _ = make_params(**_model_kwargs(a))   # validate before printing anything
     if a.replications is not None:
@@ -174,7 +174,7 @@ def _fmt(metric: str, x: float) -> str:
 
 def _run_replicated(a, p) -> int:
     """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
-    from .replications import check_jobs, check_replications, cpu_jobs, replicate
+    from .study.replications import check_jobs, check_replications, cpu_jobs, replicate
 
     kwargs = _model_kwargs(a)
     check_jobs(a.jobs)
@@ -240,7 +240,7 @@ def _parse_sets(items, flag: str) -> dict:
 def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: int) -> None:
     """The two sides, then every setting: one value if both sides run with it,
     ``A=... B=...`` if a side or its variant's defaults make them differ."""
-    from .replications import side_label
+    from .study.replications import side_label
 
     pa, pb = (_applicable(make_params(**(kwargs | side))[0].to_dict()) for side in (side_a, side_b))
     echo = {"A": side_label(side_a), "B": side_label(side_b)}
@@ -252,7 +252,7 @@ def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: i
 
 def cmd_compare(a) -> int:
     """Two settings with the same seeds: the paired change and its interval."""
-    from .replications import check_jobs, check_replications, compare, cpu_jobs, metrics_for
+    from .study.replications import check_jobs, check_replications, compare, cpu_jobs, metrics_for
 
     kwargs = _model_kwargs(a)
     check_jobs(a.jobs)
@@ -290,7 +290,7 @@ def cmd_compare(a) -> int:
 
 
 def cmd_starvation(a) -> int:
-    from .starvation import starvation
+    from .scenarios.starvation import starvation
 
     kwargs = dict(variant=a.variant, buffer=a.buffer, payload=a.payload,
                   headroom_check=a.headroom_check, reader_wake_ns=a.reader_wake_ns, seed=a.seed)
@@ -318,9 +318,17 @@ def cmd_starvation(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from .bench import main as bench_main
+    from .bookkit import bench as widget_bench
+    from .study import bench
 
-    return bench_main(quick=a.quick, as_json=a.json)
+    m = bench.measure(a.quick)
+    m["widget"] = widget_bench.widget_update_ms(10 if a.quick else 30)
+    if a.json:
+        print(json.dumps(m, indent=2))
+        return 0
+    bench.report(m)
+    widget_bench.report(m["widget"])
+    return 0
 
 
 def _progress_bar(a, what: str, unit: str):
@@ -332,8 +340,8 @@ def _progress_bar(a, what: str, unit: str):
 
 
 def cmd_calibrate(a) -> int:
-    from . import calibrate
-    from .costs import Costs
+    from .study import calibrate
+    from .model.costs import Costs
 
     with _progress_bar(a, "calibrate", "config") as bar:
         def progress(it, i, n):
@@ -360,8 +368,8 @@ def cmd_calibrate(a) -> int:
 
 
 def cmd_validate(a) -> int:
-    from . import validate
-    from .replications import check_jobs
+    from .study import validate
+    from .study.replications import check_jobs
 
     check_jobs(a.jobs)
     with _progress_bar(a, "validate", "run") as bar:

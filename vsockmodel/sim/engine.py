@@ -46,8 +46,8 @@ from typing import Any, Generator
 import simpy
 from simpy.core import NORMAL, URGENT
 
-from ..costs import Costs
-from ..params import Params
+from ..model.costs import Costs
+from ..model.params import Params
 from .errors import SimulationLimitExceeded
 from .stats import Stats
 

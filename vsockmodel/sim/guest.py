@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .. import kernel
+from ..model import kernel
 from .engine import Sim, Steps, Task, Wakeup
 from .sock import GuestSock, Skb
 from .virtqueue import Packet, RxVirtqueue

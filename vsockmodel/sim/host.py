@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .. import kernel
-from ..kernel import vhost_exceeds_weight
+from ..model import kernel
+from ..model.kernel import vhost_exceeds_weight
 from .engine import Sim, Steps, Task, Wakeup
 from .virtqueue import Packet, RxVirtqueue
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Generator
 
-from .. import kernel
+from ..model import kernel
 from .engine import Sim, Steps, Task, Wakeup
 from .sock import GuestSock
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from .. import kernel
+from ..model import kernel
 from .engine import Sim, Steps, Task, Wakeup
 
 if TYPE_CHECKING:

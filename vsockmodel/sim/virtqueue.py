@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .. import kernel
+from ..model import kernel
 
 
 class Packet:

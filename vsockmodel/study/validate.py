@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from . import measurements
 from .confidence import paired_change_ci
-from .costs import Costs, default_costs
-from .params import make_params
+from ..model.costs import Costs, default_costs
+from ..model.params import make_params
 from .replications import check_jobs
 
 PAYLOADS = measurements.SERIES_PAYLOADS
@@ -82,7 +82,7 @@ class Config:
 def _run_one(args) -> tuple:
     """One seeded run (top level so worker processes can import it)."""
     config, seed, costs_dict, packets, host_lock = args
-    from .model import simulate
+    from ..sim.run import simulate
 
     costs = Costs(**costs_dict)
     if config.receiver == "pingpong":

@@ -18,10 +18,10 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 
-from . import kernel
+from ..model import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
-from .params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, _check_int, make_params
-from .results import Result
+from ..model.params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, _check_int, make_params
+from ..sim.results import Result
 
 MAX_REPLICATIONS = 64
 MAX_JOBS = 256
@@ -91,7 +91,7 @@ def check_jobs(jobs) -> None:
 
 
 def _run_one(kwargs: dict) -> Result:
-    from .model import run
+    from ..sim.run import run
 
     return run(**kwargs)
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from . import kernel
-from .params import make_params, parse_size
-from .sim.engine import Sim
-from .sim.guest import RxWorker
-from .sim.reader import Reader
-from .sim.sock import GuestSock
-from .sim.virtqueue import Packet, RxVirtqueue
+from ..model import kernel
+from ..model.params import make_params, parse_size
+from ..sim.engine import Sim
+from ..sim.guest import RxWorker
+from ..sim.reader import Reader
+from ..sim.sock import GuestSock
+from ..sim.virtqueue import Packet, RxVirtqueue
 
 # A reader thread that wakes almost at once (a polling idle loop on its vCPU),
 # as in the review thread's argument; raise it to see every mode reset.

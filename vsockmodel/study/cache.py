@@ -1,9 +1,10 @@
 """A disk cache for expensive model computations that notebooks repeat.
 
 Runs are deterministic, so a result depends only on its arguments and on the
-model's own code and data. The cache key therefore includes a digest of every
-file of this package (and the versions of Python and simpy): change one line
-of the model and every cached result is computed afresh. ``joblib.Memory`` does
+model's code and data. The cache key therefore includes a digest of every
+file results depend on (``RESULT_PACKAGES``, and the versions of Python and
+simpy): change one line of the model and every cached result is computed
+afresh. ``joblib.Memory`` does
 the storing.
 
 Location: ``$VSOCKMODEL_CACHE``, else ``$XDG_CACHE_HOME/vsockmodel``, else
@@ -26,17 +27,23 @@ def cache_dir() -> Path:
     return Path(base) / "vsockmodel"
 
 
+# What a model result depends on: the model's rules and data, the simulation,
+# the scenarios, and the study code that runs and scores them. Not the book
+# kit (figures, widgets, style) nor the lab: a styling edit recomputes nothing.
+RESULT_PACKAGES = ("model", "sim", "scenarios", "study")
+
+
 @functools.lru_cache(maxsize=1)
 def model_digest() -> str:
-    """sha256 over the package's source and data files, Python's and simpy's versions."""
+    """sha256 over the source and data files results depend on (RESULT_PACKAGES),
+    and Python's and simpy's versions."""
     import simpy
 
-    from .sim import BUILD_RECORD     # the compiled build's record: not model code or data
-
-    root = Path(__file__).parent
+    root = Path(__file__).parent.parent
     h = hashlib.sha256(f"{platform.python_version()} simpy {simpy.__version__}".encode())
-    for path in sorted(p for p in root.rglob("*")
-                       if p.suffix in (".py", ".csv", ".json") and p.name != BUILD_RECORD):
+    files = sorted(p for pkg in RESULT_PACKAGES for p in (root / pkg).rglob("*")
+                   if p.suffix in (".py", ".csv", ".json"))
+    for path in files:
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -1,6 +1,6 @@
 """Numbers transcribed from the five mailing-list texts the book teaches from.
 
-The data live in ``vsockmodel/data/`` as three tidy CSV files:
+The data live in ``vsockmodel/study/data/`` as three tidy CSV files:
 
 ``measurements.csv``
     one row per printed number:
@@ -139,8 +139,8 @@ class MeasurementRow:
 def _read(path, default_name):
     """Return (display_name, text) of a CSV file: the packaged one when path is None."""
     if path is None:
-        name = f"vsockmodel/data/{default_name}"
-        res = resources.files("vsockmodel").joinpath("data", default_name)
+        name = f"vsockmodel/study/data/{default_name}"
+        res = resources.files("vsockmodel.study").joinpath("data", default_name)
         try:
             text = res.read_text(encoding="utf-8")
         except FileNotFoundError:

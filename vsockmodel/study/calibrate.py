@@ -43,8 +43,8 @@ from dataclasses import fields
 from importlib import resources
 
 from . import measurements
-from .costs import CALIBRATED_FILE, Costs
-from .params import make_params
+from ..model.costs import CALIBRATED_FILE, Costs
+from ..model.params import make_params
 
 TABLES = {  # table -> (state in the table, model variant) pairs
     "v1_all_cycles": (("baseline", "baseline"), ("p1-p5", "p1-p5")),
@@ -73,7 +73,7 @@ RIDGE = 0.1
 
 def _counts(variant: str, ops: dict) -> dict[str, float]:
     """How many times the worker paid each cost, from a run's worker_ops."""
-    from .variants import VARIANTS
+    from ..model.variants import VARIANTS
 
     spec = VARIANTS[variant]
     pkts, holds = ops["packets"], ops["lock_holds"]
@@ -96,7 +96,7 @@ def _counts(variant: str, ops: dict) -> dict[str, float]:
 
 def _simulate_counts(costs: Costs, variant: str, payload: int) -> tuple[dict, float]:
     """Average operation counts per received byte for one configuration."""
-    from .model import simulate
+    from ..sim.run import simulate
 
     total: dict[str, float] = {}
     busy = bytes_ = 0.0
@@ -190,7 +190,7 @@ def apply(priors: Costs, scales: dict) -> Costs:
 
 def write(result: dict, path=None) -> str:
     """Write the fitted constants where ``default_costs()`` finds them."""
-    target = path or resources.files("vsockmodel").joinpath("data", CALIBRATED_FILE)
+    target = path or resources.files("vsockmodel.model").joinpath("data", CALIBRATED_FILE)
     doc = {
         "about": "Written by `python -m vsockmodel calibrate`: RX worker costs fitted to the v1 "
                  "guest CPU1 cycles/byte tables. Do not edit by hand.",

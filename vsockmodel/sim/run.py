@@ -8,16 +8,16 @@
 
 from __future__ import annotations
 
-from .costs import Costs
-from .params import Params, make_params
+from ..model.costs import Costs
+from ..model.params import Params, make_params
 from .results import Result, summary_us
-from .sim.engine import Sim
-from .sim.errors import Deadlock
-from .sim.guest import RxWorker
-from .sim.host import HostSocket, Sender, Vhost
-from .sim.reader import Reader
-from .sim.sock import GuestSock
-from .sim.virtqueue import RxVirtqueue
+from .engine import Sim
+from .errors import Deadlock
+from .guest import RxWorker
+from .host import HostSocket, Sender, Vhost
+from .reader import Reader
+from .sock import GuestSock
+from .virtqueue import RxVirtqueue
 
 
 def run(**kwargs) -> Result:

@@ -8,7 +8,7 @@ the ``*_latency`` entries, of elapsed time). Each field records its origin:
 - ``fitted``: set by ``python -m vsockmodel calibrate`` from the batching series' v1
   guest CPU1 cycles-per-byte tables only (see ``vsockmodel.calibrate``).
 
-The defaults below are the priors. When ``vsockmodel/data/costs.json`` exists
+The defaults below are the priors. When ``vsockmodel/model/data/costs.json`` exists
 (written by the calibration), its values replace the fitted fields.
 """
 
@@ -222,10 +222,10 @@ CALIBRATED_FILE = "costs.json"
 
 def load_calibrated() -> dict:
     """Fitted values written by the calibration, or {} when there are none."""
-    path = resources.files("vsockmodel").joinpath("data", CALIBRATED_FILE)
+    path = resources.files("vsockmodel.model").joinpath("data", CALIBRATED_FILE)
     if not path.is_file():
         return {}
-    name = f"vsockmodel/data/{CALIBRATED_FILE}"
+    name = f"vsockmodel/model/data/{CALIBRATED_FILE}"
     try:
         data = json.loads(path.read_text())
         fitted = dict(data["costs"])

@@ -1,14 +1,13 @@
 """Speed benchmark: simulated packets per wall-clock second against a bare simpy loop,
-and the update latency of an explorer widget.
+and the wall time and stability of a default run.
 
 The reference is the cheapest useful simpy program: a producer that waits a
 timeout and puts an item in a Store, and a consumer that gets it. It is timed
 in the same process, right before the model, so the ratio does not depend on
 how fast the machine happens to be.
 
-The model's rate depends on whether vsockmodel/sim runs compiled by mypyc
-(setup.py) or from its sources (``VSOCKMODEL_PURE_PYTHON=1``): about twice
-as fast compiled. The report says which one it measured.
+The widget latency of the book's explorers is measured by the book kit
+(``vsockmodel.bookkit.bench``), which the command line adds to this report.
 """
 
 from __future__ import annotations
@@ -19,10 +18,9 @@ import time
 
 import simpy
 
-from .model import run
-from .results import nearest_rank
-from .sim import COMPILED_IN_USE, NOT_COMPILED_BECAUSE
-from .variants import VARIANTS
+from ..sim.run import run
+from ..sim.results import nearest_rank
+from ..model.variants import VARIANTS
 
 REPEATS = 5
 SPREAD_SEEDS = 10    # runs per setting and length for the spread over random seeds
@@ -128,48 +126,6 @@ def _spread_pct(runs) -> float:
     return 100 * statistics.stdev(gbps) / statistics.mean(gbps)
 
 
-def widget_update_ms(moves: int = 30) -> dict | None:
-    """Slider updates of an explorer like the book's, with a kernel: the chapter 2
-    pattern (throughput and cycles per byte against payload, one slider for the
-    payload and one for the buffer). Every grid position is computed first, as
-    the book does when it is built; then each move redraws one figure, which is
-    what a reader waits for. None if the widget libraries are not installed."""
-    if moves < 1:
-        raise ValueError(f"moves: {moves} is out of range; allowed at least 1")
-    try:
-        import ipywidgets  # noqa: F401  (the optional widget dependencies)
-        import matplotlib  # noqa: F401
-    except ModuleNotFoundError:
-        return None
-    from .figures import sweep
-    from .measurements import SERIES_PAYLOADS
-    from .style import fmt_size, label
-    from .widgets import explorer
-    payloads = list(SERIES_PAYLOADS)
-
-    def draw(fig, payload, buffer):
-        ax, bx = fig.subplots(1, 2)
-        for a, metric in ((ax, "throughput_gbps"), (bx, "rx_cycles_per_byte")):
-            ys = sweep("baseline", payloads, metric, buffer=buffer)
-            a.plot(payloads, ys, "-o")
-            a.plot([payload], [ys[payloads.index(payload)]], "o", ms=10)
-            a.set_xscale("log", base=2)
-        label(ax, x="payload (bytes)", y="throughput (Gbit/s)")
-        label(bx, x="payload (bytes)", y="guest CPU1 cycles per byte (cycles/B)")
-
-    ex = explorer(draw, {"payload": payloads, "buffer": [16384, 65536, 262144]},
-                  alt="Throughput and cycles per byte against payload, buffer {buffer}",
-                  formats={"payload": fmt_size, "buffer": fmt_size}).build()
-    grid = [(p, b) for p in payloads for b in (16384, 65536, 262144)]
-    times = []
-    for i in range(moves):
-        p, b = grid[(7 * i + 3) % len(grid)]       # a fixed, scattered walk over the grid
-        ex.select(payload=p, buffer=b)
-        times.append(1000 * ex.last_update_s)
-    return {"moves": moves, "grid_build_s": ex.build_s, "p50_ms": statistics.median(times),
-            "p95_ms": nearest_rank(times, 0.95), "max_ms": max(times)}
-
-
 def measure(quick: bool = False) -> dict:
     repeats = 2 if quick else REPEATS
     bare = bare_simpy_items_per_s(repeats=repeats)
@@ -181,19 +137,11 @@ def measure(quick: bool = False) -> dict:
                          "packets_per_s": rate, "ratio": rate / bare})
     seeds = 3 if quick else SPREAD_SEEDS
     stable = [stability(v, p, seeds) for v in ("baseline", "p1-p5") for p in (64, 4096, 65536)]
-    return {"simulator": "compiled" if COMPILED_IN_USE else "python",
-            "bare_simpy_items_per_s": bare, "model": rows, "stability": stable,
-            "widget": widget_update_ms(10 if quick else 30)}
+    return {"bare_simpy_items_per_s": bare, "model": rows, "stability": stable}
 
 
-def main(quick: bool = False, as_json: bool = False) -> int:
-    m = measure(quick)
-    if as_json:
-        print(json.dumps(m, indent=2))
-        return 0
-    how = ("compiled with mypyc" if m["simulator"] == "compiled"
-           else f"running from its Python sources ({NOT_COMPILED_BECAUSE})")
-    print(f"simulator: {how}")
+def report(m: dict) -> None:
+    """Print what measure() returned."""
     print(f"bare simpy loop (timeout + Store put/get per item): {m['bare_simpy_items_per_s']:,.0f} items/s\n")
     print(f"{'variant':<9} {'payload':>7}  {'packets/s':>11}  ratio to bare loop")
     for r in m["model"]:
@@ -214,12 +162,3 @@ def main(quick: bool = False, as_json: bool = False) -> int:
               f"about {s['wall_ms_for_1pct']:.0f} ms")
     met = sum(s["wall_ms_for_1pct"] < TARGET_MS for s in m["stability"])
     print(f"  Under {TARGET_MS} ms: {met} of {len(m['stability'])} settings")
-    w = m["widget"]
-    if w is None:
-        print("\nWidget update latency: skipped (ipywidgets or matplotlib not installed)")
-    else:
-        print(f"\nWidget update latency, in Python (a two-slider explorer like chapter 2's, "
-              f"grid built in {w['grid_build_s']:.1f} s):\n  {w['moves']} slider moves: "
-              f"p50 {w['p50_ms']:.0f} ms, p95 {w['p95_ms']:.0f} ms, max {w['max_ms']:.0f} ms "
-              f"(scripts/bench-explorer times the book's own explorers)")
-    return 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 from functools import lru_cache
 
-from . import measurements
-from .costs import Costs
-from .model import simulate
-from .params import Params, make_params
+from ..study import measurements
+from ..model.costs import Costs
+from ..sim.run import simulate
+from ..model.params import Params, make_params
 from .style import COLORS, fmt_size, label, size_ticks
 
 VARIANT_COLORS = {
@@ -181,7 +181,7 @@ def rx_buffer_layouts(ax):
     """
     from matplotlib.patches import Rectangle
 
-    from . import kernel
+    from ..model import kernel
 
     hdr = kernel.VIRTIO_VSOCK_HDR_SIZE
     page = 4096
