@@ -90,7 +90,8 @@ def nothing_runs(monkeypatch):
 @pytest.mark.parametrize("call,name", [
     (lambda: rep.replicate(1), "replications"),
     (lambda: rep.replicate(65), "replications"),
-    (lambda: rep.replicate("8"), "replications"),
+    (lambda: rep.replicate("8.5"), "replications"),
+    (lambda: rep.replicate(2, trace=True), "trace"),
     (lambda: rep.replicate(True), "replications"),
     (lambda: rep.replicate(64, transfer="256M"), "replications"),
     (lambda: rep.replicate(2, transfer="1G"), "transfer"),

@@ -11,10 +11,11 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import fields
 
 from .model import kernel
-from .model.params import BATCH_KNOBS, WORKLOADS, Params, fmt_size, make_params
+from .model.params import make_params
+from .model.schema import BY_NAME, NAMES, PARAMETERS
+from .model.units import fmt_size
 from .model.variants import VARIANTS
 
 
@@ -34,75 +35,65 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def _int_arg(text: str):
-    """An integer option: its int, or the text as given, so that the model's
-    validation names the parameter and its range ("batch_pkts: expected an
-    integer in [1, 4096] ...") instead of argparse's bare "invalid int value"."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
+class _Once(argparse.Action):
+    """An option that may be given once: a second value for the same setting,
+    ``--payload 4K --payload 8K`` or ``--headroom-check --no-headroom-check``,
+    is refused naming both, instead of the last one silently winning."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given", {})
+        value = self.const if self.nargs == 0 else values
+        text = " ".join(values) if isinstance(values, list) else values
+        this = option_string + ("" if self.nargs == 0 else f" {text}")
+        if self.dest in given:
+            parser.error(f"{self.dest}: {given[self.dest]} and {this} both set it; give one")
+        given[self.dest] = this
+        setattr(namespace, self.dest, value)
 
 
-def _float_arg(text: str):
-    """A number option, passed on like _int_arg's when it does not parse."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def _bool_flag(p, name, help_on, default=None):
-    dest = name.replace("-", "_")
-    p.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_on)
-    p.add_argument(f"--no-{name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
-
-
-def _add_model_args(p, variant: bool = True):
-    d = Params()
-    if variant:
-        p.add_argument("--variant", default=d.variant, help=f"one of: {', '.join(VARIANTS)}")
-    p.add_argument("--workload", default=d.workload, help=f"one of: {', '.join(WORKLOADS)}")
-    p.add_argument("--payload", default=str(d.payload), help="bytes per host send(), e.g. 64, 4K, 64K; 1 B to 64 MiB")
-    p.add_argument("--recv-size", default=str(d.recv_size), help="bytes per guest recv(); 1 B to 64 MiB")
-    p.add_argument("--buffer", default=str(d.buffer), help="SO_VM_SOCKETS_BUFFER_SIZE (buf_alloc); 128 B to 64 MiB")
-    p.add_argument("--transfer", default=None, help="stream: total bytes, rounded up to whole writes (default: sized for a stable result)")
-    p.add_argument("--requests", type=_int_arg, default=d.requests, help="pingpong: round trips")
-    p.add_argument("--rx-buf-payload", default=None,
-                   help="payload bytes per guest RX buffer (default: the variant's kernel)")
-    p.add_argument("--batch-pkts", type=_int_arg, default=d.batch_pkts,
-                   help="lock batch limit, packets (p1-p3 and p1-p5 only)")
-    p.add_argument("--batch-bytes", default=str(d.batch_bytes),
-                   help="lock batch limit, bytes (p1-p3 and p1-p5 only)")
-    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (default on for p1-p3/p1-p5; "
-               "--no-headroom-check: batch without it, the regression the v1 review argues against)")
-    _bool_flag(p, "vhost-used-batch", "publish used buffers with one vhost_add_used_n per run", False)
-    _bool_flag(p, "host-lock", "vhost must wait for the host socket's lock, which the sender "
-               "owns for each whole send() (the worst case for vhost; default off)", False)
-    p.add_argument("--rx-ring-size", type=_int_arg, default=d.rx_ring_size,
-                   help="guest RX virtqueue entries, a power of two (QEMU's vhost-vsock: 128)")
-    p.add_argument("--rcvlowat", default=str(d.rcvlowat), help="SO_RCVLOWAT, bytes (e.g. 1, 4K)")
-    p.add_argument("-s", "--seed", type=_int_arg, default=d.seed, help="random seed")
+def _add_model_args(p, skip: tuple[str, ...] = ()) -> None:
+    """One option per parameter of the schema (vsockmodel.model.schema), with its
+    help, range and default; values reach make_params as text, which validates them."""
+    for prm in PARAMETERS:
+        if prm.name in skip or prm.name == "trace":
+            continue
+        default = prm.default_text or ("" if prm.default is None else str(prm.default))
+        where = (f" ({' and '.join(prm.applies.variants)} only)" if prm.applies.variants
+                 else f" ({prm.applies.workload} only)" if prm.applies.workload else "")
+        if prm.kind in ("bool", "tristate"):
+            flags = (prm.cli_option, "--no-" + prm.cli_option[2:])
+            p.add_argument(flags[0], dest=prm.name, action=_Once, nargs=0, const=True, default=None,
+                           help=f"{prm.help}{where}; {flags[1]} to turn it off"
+                                + (f" (default: {default})" if default else ""))
+            p.add_argument(flags[1], dest=prm.name, action=_Once, nargs=0, const=False,
+                           help=argparse.SUPPRESS)
+            continue
+        flags = (prm.cli_option,) + ((f"-{prm.short}",) if prm.short else ())
+        allowed = prm.allowed() if prm.kind != "size" else prm.allowed() + ", e.g. 4K"
+        p.add_argument(*flags, dest=prm.name, action=_Once, default=None,
+                       metavar=prm.name.upper() if prm.kind != "choice" else "{" + ",".join(prm.choices) + "}",
+                       help=f"{prm.help}{where}; {allowed} (default: {default})")
 
 
 def _model_kwargs(a) -> dict:
-    """The model's parameters from the parsed arguments: every Params field that
-    has an option of the same name (``compare`` has no --variant)."""
-    return {f.name: getattr(a, f.name) for f in fields(Params) if f.name in a}
+    """The parameters given on the command line (the rest keep the schema's defaults)."""
+    return {name: getattr(a, name) for name in NAMES if getattr(a, name, None) is not None}
 
 
-def _applicable(params: dict) -> dict:
-    """A run's settings as the echo shows them: the lock-batch knobs as "-" on
-    a variant that locks per packet, where they do nothing."""
-    if VARIANTS[params["variant"]].batch:
-        return params
-    return params | {k: "-" for k in BATCH_KNOBS}
+def _echo(p) -> dict:
+    """A run's settings as the echo shows them: those that apply to its variant
+    and workload; the lock-batch knobs as "-" on a variant that locks per packet."""
+    values = p.to_dict()
+    shown = {}
+    for prm in PARAMETERS:
+        if prm.name == "trace" or (prm.applies.workload and prm.applies.workload != p.workload):
+            continue
+        shown[prm.name] = values[prm.name] if prm.applies.to(p.variant, p.workload) else "-"
+    return shown
 
 
 def _echo_args(params: dict) -> None:
     for k, v in params.items():
-        if k in ("trace",):
-            continue
         print(f"ARG {k} {v}")
     print()
 
@@ -119,13 +110,17 @@ def cmd_run(a) -> int:
         r = run(**_model_kwargs(a))
         print(json.dumps(r.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_args(_applicable(p.to_dict()))
+    _echo_args(_echo(p))
     print(f"Each {fmt_size(p.payload)} send() becomes {p.packets_per_write} guest RX buffer(s) of up to "
           f"{p.buf_payload} B payload behind the {kernel.VIRTIO_VSOCK_HDR_SIZE} B header.")
     if a.quiz and not a.compute:
-        print("\nQuestions: how many recv() calls per write? How many wake-ups are futile?"
-              "\nWhat throughput, and how many guest CPU1 cycles per byte?"
-              "\nRun again with -c to see the answers.")
+        if p.workload == "pingpong":
+            print("\nQuestions: what is the mean round-trip time, and its 95th percentile?"
+                  "\nHow many guest CPU1 cycles per byte? How many wake-ups are futile?")
+        else:
+            print("\nQuestions: how many recv() calls per write? How many wake-ups are futile?"
+                  "\nWhat throughput, and how many guest CPU1 cycles per byte?")
+        print("Run again with -c to see the answers.")
         return 0
     r = run(**_model_kwargs(a))
     rows = [("throughput", f"{r.throughput_gbps:.3f} Gbit/s")]
@@ -178,25 +173,31 @@ def _run_replicated(a, p) -> int:
 
     kwargs = _model_kwargs(a)
     check_jobs(a.jobs)
-    if a.quiz and not a.compute and not a.json:
-        check_replications(a.replications, kwargs)
-        _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
-        print(f"The same run with seeds {p.seed} to {p.seed + a.replications - 1}."
-              "\n\nQuestions: how much does the throughput vary from seed to seed?"
+    [(_, configs)] = check_replications(a.replications, kwargs)     # before printing anything
+    replications = len(configs)
+    if a.quiz and not a.compute:
+        _echo_args(_echo(p) | {"replications": replications})
+        what = "round-trip time" if p.workload == "pingpong" else "throughput"
+        print(f"The same run with seeds {p.seed} to {p.seed + replications - 1}."
+              f"\n\nQuestions: how much does the {what} vary from seed to seed?"
               "\nHow wide is the 95 % interval of its mean? Run again with -c to see.")
         return 0
-    reps = replicate(a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    reps = replicate(replications, jobs=a.jobs or cpu_jobs(), **kwargs)
     if a.json:
         print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
         return 0
-    rows = []                    # first: a metric without a value is an error, before any output
+    rows = []
     for m in reps.metrics:
-        e = reps.estimate(m)
         name, unit, _ = _METRIC_NAMES[m]
+        why = reps.undefined(m)
+        if why:                  # a reset stream received nothing: no cycles per byte
+            rows.append((name, "-", why))
+            continue
+        e = reps.estimate(m)
         rows.append((name, f"{_fmt(m, e.mean)} [{_fmt(m, e.ci_low)}, {_fmt(m, e.ci_high)}] {unit}".rstrip(),
                      f"sd {100 * e.sd / e.mean:.1f} %" if e.mean else ""))
-    _echo_args(_applicable(p.to_dict()) | {"replications": a.replications})
-    print(f"{a.replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
+    _echo_args(_echo(p) | {"replications": replications})
+    print(f"{replications} runs, seeds {reps.seeds[0]} to {reps.seeds[-1]}; "
           "95 % intervals of the mean (Student's t).")
     width = max(len(k) for k, _, _ in rows)
     vwidth = max(len(v) for _, v, _ in rows)
@@ -206,35 +207,41 @@ def _run_replicated(a, p) -> int:
     return 0
 
 
-# Parameters ``compare --a-set/--b-set NAME=VALUE`` may set on one side, and their types.
-_SETTABLE = {"variant": str, "payload": str, "recv_size": str, "buffer": str, "transfer": str,
-             "rx_buf_payload": str, "batch_bytes": str, "batch_pkts": int, "rcvlowat": str,
-             "requests": int, "headroom_check": bool, "vhost_used_batch": bool, "host_lock": bool,
-             "rx_ring_size": int}
-
-
 def _parse_sets(items, flag: str) -> dict:
-    """``NAME=VALUE`` settings of one side of a comparison (sizes stay strings: '4K')."""
-    out = {}
+    """``NAME=VALUE`` settings of one side of a comparison, read by the schema's
+    rules (sizes stay text: '4K'); a name given twice is refused."""
+    out: dict = {}
+    settable = [n for n in NAMES if n not in ("workload", "seed", "trace")]
     for item in items or ():
         name, sep, value = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or name not in _SETTABLE:
+        name, value = name.strip().replace("-", "_"), value.strip()
+        if not sep or name not in settable:
             raise ValueError(f"{flag}: expected NAME=VALUE with NAME one of "
-                             f"{', '.join(sorted(_SETTABLE))}; got {item!r}")
-        kind, value = _SETTABLE[name], value.strip()
-        if kind is bool:
-            if value.lower() not in ("true", "false", "on", "off", "yes", "no", "1", "0"):
+                             f"{', '.join(sorted(settable))}; got {item!r}")
+        if name in out:
+            raise ValueError(f"{flag}: {name} is set twice ({out[name]!s}, then {value}); give it once")
+        if BY_NAME[name].kind in ("bool", "tristate"):
+            words = {"true": True, "on": True, "yes": True, "1": True,
+                     "false": False, "off": False, "no": False, "0": False}
+            if value.lower() not in words:
                 raise ValueError(f"{flag}: {name} takes true or false; got {value!r}")
-            out[name] = value.lower() in ("true", "on", "yes", "1")
-        elif kind is int:
-            try:
-                out[name] = int(value)
-            except ValueError:
-                raise ValueError(f"{flag}: {name} takes an integer; got {value!r}") from None
+            out[name] = words[value.lower()]
         else:
             out[name] = value
     return out
+
+
+def _side_args(a) -> tuple[dict, dict]:
+    """Side A's and side B's settings: a variant from --variants, and --a-set / --b-set."""
+    given = getattr(a, "_given", {})
+    sides = []
+    for flag, items, variant in (("--a-set", a.a_set, a.variants[0]), ("--b-set", a.b_set, a.variants[1])):
+        side = _parse_sets(items, flag)
+        if "variant" in side and "variants" in given:
+            raise ValueError(f"variant: {given['variants']} and {flag} variant={side['variant']} both "
+                             f"set side {flag[2].upper()}'s variant; give one")
+        sides.append({"variant": variant} | side)
+    return sides[0], sides[1]
 
 
 def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: int) -> None:
@@ -242,7 +249,7 @@ def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: i
     ``A=... B=...`` if a side or its variant's defaults make them differ."""
     from .study.replications import side_label
 
-    pa, pb = (_applicable(make_params(**(kwargs | side))[0].to_dict()) for side in (side_a, side_b))
+    pa, pb = (_echo(make_params(**(kwargs | side))[0]) for side in (side_a, side_b))
     echo = {"A": side_label(side_a), "B": side_label(side_b)}
     for k, va in pa.items():
         if k != "variant":
@@ -256,13 +263,12 @@ def cmd_compare(a) -> int:
 
     kwargs = _model_kwargs(a)
     check_jobs(a.jobs)
-    side_a = {"variant": a.variants[0], **_parse_sets(a.a_set, "--a-set")}
-    side_b = {"variant": a.variants[1], **_parse_sets(a.b_set, "--b-set")}
+    side_a, side_b = _side_args(a)
     check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
                        labels=("a", "b"))
     p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
-    if a.quiz and not a.compute and not a.json:
+    if a.quiz and not a.compute:
         _echo_compare_args(side_a, side_b, kwargs, a.replications)
         print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs A and B: a pair.")
         print(f"\nQuestions: which of A and B has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
@@ -292,14 +298,14 @@ def cmd_compare(a) -> int:
 def cmd_starvation(a) -> int:
     from .scenarios.starvation import starvation
 
-    kwargs = dict(variant=a.variant, buffer=a.buffer, payload=a.payload,
-                  headroom_check=a.headroom_check, reader_wake_ns=a.reader_wake_ns, seed=a.seed)
+    names = ("variant", "buffer", "payload", "headroom_check", "reader_wake_ns", "seed")
+    kwargs = {k: getattr(a, k) for k in names if getattr(a, k) is not None}
     r = starvation(**kwargs)
     if a.json:
         print(json.dumps(r.to_dict(), indent=2))
         return 0
     # The values the run used, as `run` echoes them ("1K" -> 1024; the check's default resolved).
-    _echo_args({k: getattr(r, k, v) for k, v in kwargs.items()})
+    _echo_args({k: getattr(r, k) for k in names})
     if VARIANTS[r.variant].metadata_budget:
         slots = (f"queue_max = buffer / SKB_TRUESIZE(0) = {r.buffer} / {kernel.SKB_TRUESIZE_0} "
                  f"= {r.queue_max}")
@@ -340,8 +346,8 @@ def _progress_bar(a, what: str, unit: str):
 
 
 def cmd_calibrate(a) -> int:
-    from .study import calibrate
     from .model.costs import Costs
+    from .study import calibrate
 
     with _progress_bar(a, "calibrate", "config") as bar:
         def progress(it, i, n):
@@ -386,90 +392,125 @@ def cmd_validate(a) -> int:
     return 0
 
 
+def _add_output_args(p, quiz: bool = True) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    if quiz:
+        p.add_argument("--quiz", action="store_true",
+                       help="print the set-up and the questions only, not the answers")
+        p.add_argument("-c", "--compute", action="store_true",
+                       help="with --quiz: print the answers too")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m vsockmodel",
                      description="A discrete-event model of the virtio-vsock guest RX path.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("run", help="run the stream or ping-pong workload", formatter_class=_Help)
+    p = sub.add_parser("run", help="run the stream or ping-pong workload", formatter_class=_Help,
+                       description="Run the model once (or once per seed with --replications).")
     _add_model_args(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
-    p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
-    p.add_argument("--replications", type=_int_arg, default=None,
+    _add_output_args(p)
+    p.add_argument("--replications", action=_Once, default=None, metavar="N",
                    help="run with this many consecutive seeds (2 to 64) and print each "
                         "metric's mean with its 95 %% interval")
-    p.add_argument("--jobs", type=_int_arg, default=None, help="with --replications: worker processes "
-                   "(default: all CPUs; the result does not depend on it)")
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="with --replications: worker processes (default: all CPUs; the result "
+                        "does not depend on it)")
     p.set_defaults(func=cmd_run, prog=p.prog)
 
     p = sub.add_parser("compare", help="two variants or settings with the same seeds: the change "
-                       "and its 95 %% CI", formatter_class=_Help)
-    p.add_argument("--variants", nargs=2, metavar=("A", "B"), default=["baseline", "p1-p5"],
+                       "and its 95 %% CI", formatter_class=_Help,
+                       description="Run two settings with the same seeds (pairs) and give the change "
+                                   "with its 95 %% interval.")
+    p.add_argument("--variants", nargs=2, metavar=("A", "B"), action=_Once, default=["baseline", "p1-p5"],
                    help=f"the two variants to compare (default: baseline p1-p5); one of: {', '.join(VARIANTS)}")
-    _add_model_args(p, variant=False)
+    _add_model_args(p, skip=("variant",))
     p.add_argument("--a-set", action="append", metavar="NAME=VALUE",
-                   help="a parameter only side A has, e.g. batch_pkts=1 (repeatable)")
+                   help="a parameter only side A has, e.g. batch_pkts=1 (repeatable, once per name)")
     p.add_argument("--b-set", action="append", metavar="NAME=VALUE",
-                   help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable)")
-    p.add_argument("--replications", type=_int_arg, default=8, help="seeds, one pair each (2 to 64; default 8)")
-    p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--quiz", action="store_true", help="print the set-up and questions only")
-    p.add_argument("-c", "--compute", action="store_true", help="with --quiz: print the answers")
+                   help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable, once per name)")
+    p.add_argument("--replications", action=_Once, default="8", metavar="N",
+                   help="seeds, one pair each (2 to 64)")
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="worker processes (default: all CPUs; the result does not depend on it)")
+    _add_output_args(p)
     p.set_defaults(func=cmd_compare, prog=p.prog)
 
     p = sub.add_parser("starvation", help="the v1 review's two-packet metadata-slot scenario",
-                       formatter_class=_Help)
-    p.add_argument("--variant", default="p1-p3", help=f"one of: {', '.join(VARIANTS)}")
-    p.add_argument("--buffer", default="1K", help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1")
-    p.add_argument("--payload", default="256", help="bytes in each of the two packets")
-    _bool_flag(p, "headroom-check", "keep the metadata-headroom check (--no-headroom-check: batch without it, "
-               "the regression the v1 review argues against)")
-    p.add_argument("--reader-wake-ns", type=_float_arg, default=200.0,
-                   help="reader wake-up latency in ns (default 200: a fast-waking reader)")
-    p.add_argument("-s", "--seed", type=_int_arg, default=1)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiz", action="store_true")
-    p.add_argument("-c", "--compute", action="store_true")
+                       formatter_class=_Help,
+                       description="Two same-flow packets reach a receive queue with one metadata "
+                                   "slot (seed review of v1 patch 3): is the stream reset?")
+    p.add_argument("--variant", action=_Once, default=None, metavar="{" + ",".join(VARIANTS) + "}",
+                   help="the kernel (default: p1-p3)")
+    p.add_argument("--buffer", action=_Once, default=None, metavar="BUFFER",
+                   help="SO_VM_SOCKETS_BUFFER_SIZE; 1K gives queue_max 1 (default: 1K)")
+    p.add_argument("--payload", action=_Once, default=None, metavar="PAYLOAD",
+                   help="bytes in each of the two packets (default: 256)")
+    for flag, value in (("--headroom-check", True), ("--no-headroom-check", False)):
+        p.add_argument(flag, dest="headroom_check", action=_Once, nargs=0, const=value, default=None,
+                       help=BY_NAME["headroom_check"].help if value else argparse.SUPPRESS)
+    p.add_argument("--reader-wake-ns", action=_Once, default=None, metavar="NS",
+                   help="the reader's wake-up latency in ns, [0, 1e9] (default: 200, a fast-waking reader)")
+    p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
+                   help=BY_NAME["seed"].help + " (default: 1)")
+    _add_output_args(p)
     p.set_defaults(func=cmd_starvation, prog=p.prog)
 
-    p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte tables")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte "
+                       "tables and rewrite vsockmodel/model/data/costs.json",
+                       description="Fit the RX worker's cost groups to the v1 guest CPU1 "
+                                   "cycles-per-byte tables, then rewrite "
+                                   "vsockmodel/model/data/costs.json (--dry-run: print only).")
+    _add_output_args(p, quiz=False)
     p.add_argument("--dry-run", action="store_true", help="fit and print, but do not write costs.json")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_calibrate, prog=p.prog)
 
-    p = sub.add_parser("validate", help="predicted vs measured gains for every measured table of the series")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--jobs", type=_int_arg, default=None, help="worker processes (default: all CPUs)")
-    p.add_argument("-q", "--quiet", action="store_true")
-    _bool_flag(p, "host-lock", "run the model with the host socket's lock (see run --help)", False)
+    p = sub.add_parser("validate", help="predicted vs measured gains for every measured table of the series",
+                       description="Run the model on every configuration of the series' tables and "
+                                   "score its predictions against the measurements.")
+    _add_output_args(p, quiz=False)
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="worker processes (default: all CPUs)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    for flag, value in (("--host-lock", True), ("--no-host-lock", False)):
+        p.add_argument(flag, dest="host_lock", action=_Once, nargs=0, const=value, default=False,
+                       help="run the model with the host socket's lock (see run --help)"
+                       if value else argparse.SUPPRESS)
     p.set_defaults(func=cmd_validate, prog=p.prog)
 
-    p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop")
+    p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop, run "
+                       "stability, widget latency",
+                       description="Speed benchmark: the model against a bare simpy loop, default "
+                                   "runs' wall time and spread, and an explorer's update latency.")
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=cmd_bench, prog=p.prog)
     parser.commands = tuple(sub.choices)    # for main()'s error on an option before the command
     return parser
 
 
-# Options whose value may be negative (then refused with the parameter's range):
-# argparse would take "-4K" for an option and report a missing value instead.
-_VALUE_OPTIONS = ("--payload", "--recv-size", "--buffer", "--transfer", "--rx-buf-payload",
-                  "--batch-pkts", "--batch-bytes", "--rcvlowat", "--requests", "--rx-ring-size",
-                  "-s", "--seed", "--replications", "--jobs", "--reader-wake-ns")
+def _value_options(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]]:
+    """Every option string, and those that take a value, over all subcommands."""
+    options, valued = set(), set()
+    for action in parser._subparsers._group_actions[0].choices.values():   # noqa: SLF001
+        for act in action._actions:                                        # noqa: SLF001
+            options.update(act.option_strings)
+            if act.nargs != 0 and act.option_strings:
+                valued.update(act.option_strings)
+    return options, valued
 
 
-def _attach_negative_values(argv: list[str]) -> list[str]:
-    """["--payload", "-4K"] -> ["--payload=-4K"], so that the value reaches validation."""
+def _attach_values(argv: list[str], parser) -> list[str]:
+    """["--payload", "-4K"] -> ["--payload=-4K"]: a value that starts with "-"
+    (a negative number, "-inf") reaches validation instead of argparse's
+    "expected one argument"."""
+    options, valued = _value_options(parser)
     out: list[str] = []
     i = 0
     while i < len(argv):
-        arg = argv[i]
-        nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if arg in _VALUE_OPTIONS and len(nxt) > 1 and nxt[0] == "-" and (nxt[1].isdigit() or nxt[1] == "."):
+        arg, nxt = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in valued and nxt.startswith("-") and nxt not in options:
             out.append(f"{arg}={nxt}")
             i += 2
         else:
@@ -480,20 +521,28 @@ def _attach_negative_values(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     from .sim.errors import Deadlock, SimulationLimitExceeded
+    from .study.calibrate import CalibrationWriteError
 
     parser = build_parser()
-    argv = _attach_negative_values(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         print(f"{parser.prog}: error: {argv[0]}: expected a command first, one of: "
               f"{', '.join(parser.commands)}", file=sys.stderr)
         return 2
-    args, extra = parser.parse_known_args(argv)
+    try:
+        args, extra = parser.parse_known_args(_attach_values(argv, parser))
+    except SystemExit as exc:                       # --help, or an error argparse printed
+        return exc.code if isinstance(exc.code, int) else 2
     if extra:                                       # reported by the subcommand, as its other errors
         print(f"{args.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
         return 2
-    if getattr(args, "quiz", False) and getattr(args, "json", False) and not args.compute:
+    quiz, compute = getattr(args, "quiz", False), getattr(args, "compute", False)
+    if quiz and getattr(args, "json", False):
         print(f"{args.prog}: error: --quiz hides the answers and --json prints them; "
-              f"use one or the other (or --quiz -c)", file=sys.stderr)
+              f"use one or the other", file=sys.stderr)
+        return 2
+    if compute and not quiz:
+        print(f"{args.prog}: error: -c prints a quiz's answers: use it with --quiz", file=sys.stderr)
         return 2
     try:
         status = args.func(args)
@@ -504,6 +553,9 @@ def main(argv=None) -> int:
         return 2
     except (SimulationLimitExceeded, Deadlock) as exc:   # a run that went wrong: one line
         print(f"{args.prog}: run stopped: {exc}", file=sys.stderr)
+        return 1
+    except CalibrationWriteError as exc:
+        print(f"{args.prog}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

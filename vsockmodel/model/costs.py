@@ -221,24 +221,35 @@ CALIBRATED_FILE = "costs.json"
 
 
 def load_calibrated() -> dict:
-    """Fitted values written by the calibration, or {} when there are none."""
+    """The fitted values the calibration wrote (``python -m vsockmodel calibrate``).
+
+    The file ships with the package. A missing, unreadable or malformed file is
+    an error naming it: the model never falls back to its priors in silence.
+    """
     path = resources.files("vsockmodel.model").joinpath("data", CALIBRATED_FILE)
-    if not path.is_file():
-        return {}
     name = f"vsockmodel/model/data/{CALIBRATED_FILE}"
+    again = "run `python -m vsockmodel calibrate` to write it again"
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
         fitted = dict(data["costs"])
+    except FileNotFoundError:
+        raise ValueError(f"{name}: missing (the model's fitted costs); {again}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); {again}") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{name}: malformed ({exc}); run `python -m vsockmodel calibrate` "
-                         f"to write it again") from None
+        raise ValueError(f"{name}: malformed ({exc}); {again}") from None
     known = {f.name for f in fields(Costs)}
     bad = sorted(set(fitted) - known)
     if bad:
-        raise ValueError(f"{name}: unknown cost name(s) {bad}; run `python -m vsockmodel calibrate`")
+        raise ValueError(f"{name}: unknown cost name(s) {bad}; {again}")
+    for key, value in fitted.items():
+        try:
+            _check_cost(key, value)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}; {again}") from None
     return fitted
 
 
 def default_costs() -> Costs:
-    """The priors, with the calibrated fields applied when a calibration exists."""
+    """The priors, with the fitted fields the calibration wrote."""
     return Costs().with_(**load_calibrated())

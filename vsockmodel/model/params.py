@@ -1,87 +1,38 @@
-"""Parameters of one run, validated once at the API boundary.
+"""Parameters of one run, validated when they are made.
 
-The same names are used by ``vsockmodel.run``, by the command line
-(``--recv-size`` for ``recv_size``) and by the book's widgets.
+The names, kinds, ranges and help of every parameter are in
+``vsockmodel.model.schema``; this module adds the rules that tie parameters
+together (SO_RCVLOWAT against the buffer, the work bound on a run) and what
+follows from a set of parameters (packets per write, the run's length).
+``Params(...)`` and ``make_params(...)`` both validate: a Params that exists
+is a run the model accepts.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-import re
-from dataclasses import asdict, dataclass, replace
-from fractions import Fraction
+from dataclasses import asdict, dataclass
 
 from . import kernel
 from .costs import Costs, default_costs
+from .schema import (BATCH_KNOBS, BY_NAME, DEFAULT_REQUESTS, MAX_REQUESTS, MAX_SEED, MAX_SIZE,
+                     MAX_WORK, NAMES, PARAMETERS, WORKLOADS, check_applies)
+from .units import check_int, fmt_size, parse_size
 from .variants import VARIANTS, Variant
 
-WORKLOADS = ("stream", "pingpong")
-
-# A run's work is bounded in packets plus recv() calls (Params.work): each
-# costs from a few to about twenty microseconds of wall time, so no accepted
-# run takes more than about ten seconds (Sim.MAX_WALL_S stops a runaway one).
-MAX_WORK = 400_000
-MAX_REQUESTS = 100_000
-MAX_SIZE = 64 * kernel.MiB
-MAX_SEED = 2**63 - 1
-# Guest RX ring sizes: a split virtqueue's size is a power of two (the virtio
-# spec; vhost accepts up to 32768, QEMU's devices up to VIRTQUEUE_MAX_SIZE,
-# 1024). The bounds are the model's choice: wide enough for what-ifs.
-MIN_RING, MAX_RING = 8, 4096
+__all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WORKLOADS", "MAX_WORK",
+           "MAX_REQUESTS", "MAX_SEED", "MAX_SIZE", "DEFAULT_STREAM_PACKETS", "DEFAULT_MIN_WRITES"]
 
 # Default length of a stream run: enough packets for a throughput that is
 # stable to about 1-2 % (`python -m vsockmodel bench` measures it).
 DEFAULT_STREAM_PACKETS = 8000
 DEFAULT_MIN_WRITES = 60
-DEFAULT_REQUESTS = 300
-
-# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B", "4096.0", "1.5K".
-# ASCII digits only.
-_SIZE_RE = re.compile(r" *(-?\d+(?:\.\d+)?) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
-_UNITS = {"": 1, "K": kernel.KiB, "M": kernel.MiB, "G": kernel.GiB}
-
-
-def parse_size(text, name: str = "size", allowed: str = "") -> int:
-    """'4K' -> 4096, '64KiB' -> 65536, '1M', '2G', '512', '512B'; integers pass through.
-    A decimal is accepted when it is a whole number of bytes ('4096.0', '1.5K'),
-    as a float is from Python.
-
-    ``allowed`` (e.g. "[1, 64 MiB] bytes") is quoted when ``text`` is not a size.
-    """
-    if isinstance(text, numbers.Integral) and not isinstance(text, bool):
-        return int(text)                  # int, or a numpy integer from a notebook
-    if isinstance(text, float) and text.is_integer():
-        return int(text)
-    m = None if isinstance(text, bool) else _SIZE_RE.fullmatch(str(text))
-    where = f"; allowed {allowed}" if allowed else ""
-    if not m:
-        raise ValueError(f"{name}: cannot read {text!r} as a size; use bytes with an optional "
-                         f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
-    size = Fraction(m.group(1)) * _UNITS[m.group(2).upper()]
-    if size.denominator != 1:
-        raise ValueError(f"{name}: {text!r} is not a whole number of bytes{where}")
-    return int(size)
-
-
-def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name}: expected an integer in [{lo}, {hi}]{what}, got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}: {value} is out of range; allowed [{lo}, {hi}]{what}")
-    return value
-
-
-def fmt_size(n: int) -> str:
-    for unit, factor in (("GiB", kernel.GiB), ("MiB", kernel.MiB), ("KiB", kernel.KiB)):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor} {unit}"
-    return f"{n} B"
 
 
 @dataclass(frozen=True)
 class Params:
-    """Everything one simulation run depends on (validated)."""
+    """Everything one simulation run depends on. Validated on creation
+    (``vsockmodel.model.schema``); sizes accept '4K'-style text."""
 
     variant: str = "baseline"
     workload: str = "stream"
@@ -100,6 +51,17 @@ class Params:
     rcvlowat: int = 1               # SO_RCVLOWAT
     seed: int = 1
     trace: bool = False
+
+    def __post_init__(self) -> None:
+        for p in PARAMETERS:                       # kinds and ranges, in the schema's order
+            object.__setattr__(self, p.name, p.coerce(getattr(self, p.name)))
+        check_applies(self.__dict__)
+        _check_rcvlowat(self)
+        _check_work(self)                          # before rounding: errors quote the value given
+        if self.transfer is not None:              # a stream is whole writes: round up
+            object.__setattr__(self, "transfer", math.ceil(self.transfer / self.payload) * self.payload)
+        if self.work > MAX_WORK:
+            raise AssertionError(f"work bound broken: {self.work} > {MAX_WORK}")   # by construction
 
     # ---- derived -------------------------------------------------------------
     @property
@@ -193,74 +155,17 @@ class Params:
 
 
 def make_params(**kwargs) -> tuple[Params, Costs]:
-    """Validate keyword arguments into Params (+ the Costs to use).
+    """Validate keyword arguments into Params, and the Costs to use (``costs``:
+    a Costs, or a dict of overrides of the defaults).
 
     Raises ValueError naming the parameter and its allowed range.
     """
     costs = kwargs.pop("costs", None)
-    known = {f for f in Params.__dataclass_fields__}
-    unknown = set(kwargs) - known
+    unknown = set(kwargs) - set(NAMES)
     if unknown:
-        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(sorted(known | {'costs'}))}")
-
-    variant = kwargs.get("variant", Params.variant)
-    if not isinstance(variant, str) or variant not in VARIANTS:
-        raise ValueError(f"variant: unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    workload = kwargs.get("workload", Params.workload)
-    if not isinstance(workload, str) or workload not in WORKLOADS:
-        raise ValueError(f"workload: unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}")
-
-    sizes: dict[str, int] = {}
-    for name in ("payload", "recv_size", "buffer", "batch_bytes", "rcvlowat", "transfer",
-                 "rx_buf_payload"):
-        if name in kwargs and not (kwargs[name] is None and name in _OPTIONAL_SIZES):
-            sizes[name] = parse_size(kwargs[name], name, _SIZE_RANGES[name])
-    kwargs.update(sizes)
-    for name in ("batch_pkts", "seed", "requests", "rx_ring_size"):
-        value = kwargs.get(name)
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            kwargs[name] = int(value)     # a numpy integer from a notebook is an integer too
-
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: "
+                         f"{', '.join(sorted((*NAMES, 'costs')))}")
     p = Params(**kwargs)
-    _check_workload_knobs(p)
-    _check_int("payload", p.payload, 1, MAX_SIZE, " bytes")
-    _check_int("recv_size", p.recv_size, 1, MAX_SIZE, " bytes")
-    _check_int("buffer", p.buffer, kernel.VSOCK_DEFAULT_BUFFER_MIN_SIZE, MAX_SIZE,
-               " bytes (the kernel minimum is 128)")
-    if p.rx_buf_payload is not None:
-        _check_int("rx_buf_payload", p.rx_buf_payload, 1, kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE, " bytes")
-    _check_int("batch_pkts", p.batch_pkts, 1, 4096, " packets")
-    _check_int("batch_bytes", p.batch_bytes, 1, MAX_SIZE, " bytes")
-    _check_int("rcvlowat", p.rcvlowat, 1, p.buffer,
-               " bytes (vsock_set_rcvlowat refuses values above the buffer size)")
-    if min(p.rcvlowat, p.recv_size) >= p.buffer:
-        # __vsock_stream_recvmsg(): target = sock_rcvlowat() = min(rcvlowat, len);
-        # target >= stream_rcvhiwat (the buffer size) fails every recv() with ENOMEM.
-        raise ValueError(f"rcvlowat: a recv() of recv_size={p.recv_size} would wait for "
-                         f"{min(p.rcvlowat, p.recv_size)} bytes, not below buffer={p.buffer} "
-                         f"(the kernel fails it with ENOMEM); allowed [1, {p.buffer - 1}] bytes "
-                         f"when recv_size >= buffer")
-    _check_int("seed", p.seed, 0, MAX_SEED)
-    _check_int("requests", p.requests, 1, MAX_REQUESTS)
-    _check_int("rx_ring_size", p.rx_ring_size, MIN_RING, MAX_RING,
-               f" entries, a power of two (a split virtqueue's size); QEMU's vhost-vsock offers "
-               f"{kernel.RX_RING_SIZE}")
-    if p.rx_ring_size & (p.rx_ring_size - 1):
-        raise ValueError(f"rx_ring_size: {p.rx_ring_size} is not a power of two; allowed powers of "
-                         f"two in [{MIN_RING}, {MAX_RING}] entries")
-    for name in ("vhost_used_batch", "host_lock", "trace"):
-        if not isinstance(getattr(p, name), bool):
-            raise ValueError(f"{name}: expected True or False, got {getattr(p, name)!r}")
-    if p.headroom_check is not None and not isinstance(p.headroom_check, bool):
-        raise ValueError(f"headroom_check: expected True, False or None, got {p.headroom_check!r}")
-    _check_batch_knobs(p)
-    if p.transfer is not None:     # a stream is whole writes: round up to the next one
-        if p.transfer < 1:         # (parse_size made it an int; _check_work bounds it above)
-            raise ValueError(f"transfer: {p.transfer} is out of range; allowed at least 1 byte "
-                             f"(rounded up to whole writes)")
-        p = replace(p, transfer=math.ceil(p.transfer / p.payload) * p.payload)
-    _check_work(p)
-
     if costs is None:
         costs = default_costs()
     elif isinstance(costs, dict):
@@ -270,46 +175,18 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
     return p, costs
 
 
-# What parse_size quotes when a size cannot be read (make_params checks the values).
-_SIZE_RANGES = {
-    "payload": f"[1, {fmt_size(MAX_SIZE)}] bytes", "recv_size": f"[1, {fmt_size(MAX_SIZE)}] bytes",
-    "buffer": f"[{kernel.VSOCK_DEFAULT_BUFFER_MIN_SIZE}, {fmt_size(MAX_SIZE)}] bytes",
-    "batch_bytes": f"[1, {fmt_size(MAX_SIZE)}] bytes", "rcvlowat": "[1, buffer] bytes",
-    "transfer": "at least 1 (rounded up to whole writes), at most what the work bound allows",
-    "rx_buf_payload": f"[1, {fmt_size(kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)}] bytes",
-}
-_OPTIONAL_SIZES = ("transfer", "rx_buf_payload")     # None means "the default"
-
-
-def _check_workload_knobs(p: Params) -> None:
-    """transfer sizes a stream, requests a ping-pong: each would do nothing in the other."""
-    if p.workload == "pingpong" and p.transfer is not None:
-        raise ValueError(f"transfer: {p.transfer} has no effect on workload 'pingpong', which "
-                         f"runs `requests` round trips (allowed here: unset)")
-    if p.workload == "stream" and p.requests != Params.requests:
-        raise ValueError(f"requests: {p.requests} has no effect on workload 'stream', which "
-                         f"sends `transfer` bytes (allowed here: the default, {Params.requests})")
-
-
-# Patch 2's lock-batch settings: they do nothing on a variant that locks per packet.
-BATCH_KNOBS = ("batch_pkts", "batch_bytes", "headroom_check")
-
-
-def _check_batch_knobs(p: Params) -> None:
-    """The lock-batch knobs belong to patch 2's loop; a variant without it takes
-    lock_sock once per packet, so a knob set there would silently do nothing."""
-    if p.spec.batch:
-        return
-    batching = " and ".join(name for name, v in VARIANTS.items() if v.batch)
-    for name in BATCH_KNOBS:
-        value, default = getattr(p, name), getattr(Params, name)
-        if value != default:
-            allowed = ("unset: leave out --headroom-check and --no-headroom-check" if default is None
-                       else f"the default, {default}")
-            raise ValueError(
-                f"{name}: {value!r} has no effect on variant {p.variant!r}, whose RX worker takes "
-                f"lock_sock once per packet (no lock batch to limit or end); it applies to "
-                f"{batching} (allowed here: {allowed})")
+def _check_rcvlowat(p: Params) -> None:
+    if p.rcvlowat > p.buffer:
+        raise ValueError(f"rcvlowat: {p.rcvlowat} bytes is out of range; allowed [1, buffer] = "
+                         f"[1, {p.buffer}] bytes (vsock_set_rcvlowat refuses values above the "
+                         f"buffer size)")
+    if min(p.rcvlowat, p.recv_size) >= p.buffer:
+        # __vsock_stream_recvmsg(): target = sock_rcvlowat() = min(rcvlowat, len);
+        # target >= stream_rcvhiwat (the buffer size) fails every recv() with ENOMEM.
+        raise ValueError(f"rcvlowat: a recv() of recv_size={p.recv_size} would wait for "
+                         f"{min(p.rcvlowat, p.recv_size)} bytes, not below buffer={p.buffer} "
+                         f"(the kernel fails it with ENOMEM); allowed [1, {p.buffer - 1}] bytes "
+                         f"when recv_size >= buffer")
 
 
 def _check_work(p: Params) -> None:
@@ -333,11 +210,12 @@ def _check_work(p: Params) -> None:
     per_unit = (f"{packets} packets and {p.work_per_write - packets:.4g} recv() calls "
                 f"per {fmt_size(p.payload)} {unit}")
     if p.workload == "pingpong":
-        _check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
-                   f" round trips (at most {MAX_WORK} packets plus recv() calls per run: {per_unit})")
+        check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
+                  f" round trips (at most {MAX_WORK} packets plus recv() calls per run: {per_unit})")
     elif p.transfer is not None:
-        _check_int("transfer", p.transfer, p.payload, p.max_writes * p.payload,
-                   f" bytes (at least one write; at most {MAX_WORK} packets plus recv() calls "
-                   f"per run: {per_unit}; a larger recv_size allows more)")
-    if p.work > MAX_WORK:
-        raise AssertionError(f"work bound broken: {p.work} > {MAX_WORK}")   # by construction
+        most = p.max_writes * p.payload
+        if p.transfer > most:
+            raise ValueError(
+                f"transfer: {p.transfer} bytes is out of range; allowed [1, {most}] bytes (rounded "
+                f"up to whole writes; at most {MAX_WORK} packets plus recv() calls per run: "
+                f"{per_unit}; a larger recv_size allows more)")

@@ -20,7 +20,8 @@ import inspect
 from dataclasses import dataclass
 
 from ..model import kernel
-from ..model.params import make_params, parse_size
+from ..model.params import make_params
+from ..model.units import parse_number, parse_size
 from ..sim.engine import Sim
 from ..sim.guest import RxWorker
 from ..sim.reader import Reader
@@ -40,6 +41,7 @@ class StarvationResult:
     payload: int
     headroom_check: bool
     reader_wake_ns: float
+    seed: int
     queue_max: int
     reset: bool
     reason: str
@@ -86,9 +88,7 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
     if unknown:
         known = sorted(inspect.signature(starvation).parameters.keys() - {"unknown"})
         raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(known)}")
-    if (isinstance(reader_wake_ns, bool) or not isinstance(reader_wake_ns, (int, float))
-            or not 0 <= reader_wake_ns <= 1e9):
-        raise ValueError(f"reader_wake_ns: expected a number in [0, 1e9] ns, got {reader_wake_ns!r}")
+    reader_wake_ns = parse_number(reader_wake_ns, "reader_wake_ns", 0, 1e9, "[0, 1e9] ns")
     p, costs = make_params(variant=variant, buffer=buffer, payload=payload,
                            headroom_check=headroom_check, seed=seed, trace=True,
                            transfer=2 * parse_size(payload, "payload"), recv_size=64 * kernel.KiB)
@@ -113,7 +113,7 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
     trace = [(t, a, e + (f" {info}" if info else "")) for t, a, e, info in sim.trace]
     return StarvationResult(
         variant=p.variant, buffer=p.buffer, payload=p.payload, headroom_check=p.check_headroom,
-        reader_wake_ns=reader_wake_ns, queue_max=kernel.queue_max(p.buffer),
+        reader_wake_ns=reader_wake_ns, seed=p.seed, queue_max=kernel.queue_max(p.buffer),
         reset=sim.stats.resets > 0, reason=sim.stats.reset_reason,
         bytes_received=sim.stats.bytes_received, interleaving=trace)
 

@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
 
-import numpy as np
 
-
-def nearest_rank(values, q: float) -> float:
+def nearest_rank(values, q: float, ordered: bool = False) -> float:
     """The q-quantile (0 < q <= 1) by the nearest-rank method: a value that
-    occurred, the smallest with at least q of the values at or below it."""
-    return float(np.percentile(values, 100 * q, method="inverted_cdf"))
+    occurred, the smallest with at least q of the values at or below it
+    (numpy's ``percentile(..., method="inverted_cdf")``). ``ordered``: the
+    values are sorted already."""
+    xs = values if ordered else sorted(values)
+    return float(xs[max(0, math.ceil(q * len(xs)) - 1)])
 
 
 def summary_us(values_ns: list[float]) -> dict:
-    """count, mean, p50, p95, max of a list of durations, in microseconds."""
+    """count, mean, p50, p95, max of a list of durations, in microseconds.
+
+    The mean is an exact sum (math.fsum): Python 3.12 made the built-in
+    sum() of floats more exact, and the browser lab runs a newer Python than
+    the book may, so a plain sum() would differ in the last digits.
+    """
     if not values_ns:
         return {"count": 0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0.0}
     n = len(values_ns)
-    # Both quantiles from one conversion to an array (nearest rank, as nearest_rank()).
-    p50, p95 = np.percentile(values_ns, [50, 95], method="inverted_cdf")
+    xs = sorted(values_ns)
     return {
         "count": n,
-        "mean": sum(values_ns) / n / 1000,
-        "p50": float(p50) / 1000,
-        "p95": float(p95) / 1000,
-        "max": max(values_ns) / 1000,
+        "mean": math.fsum(xs) / n / 1000,
+        "p50": nearest_rank(xs, 0.50, ordered=True) / 1000,
+        "p95": nearest_rank(xs, 0.95, ordered=True) / 1000,
+        "max": xs[-1] / 1000,
     }
 
 
@@ -76,7 +82,7 @@ class Result:
         """
         elapsed = self.sim_time_us * 1000
         busy = self.utilization["worker"]
-        lock_wait = sum(self.raw.get("lock_wait_ns", {}).get("worker", ())) / elapsed
+        lock_wait = math.fsum(self.raw.get("lock_wait_ns", {}).get("worker", ())) / elapsed
         return {"busy": busy, "lock_wait": lock_wait, "idle": max(0.0, 1.0 - busy - lock_wait)}
 
     def vhost_no_rx_buf_share(self) -> float:
@@ -84,3 +90,8 @@ class Result:
         buffer to put it in: the RX ring's stop-and-go (the guest refills the
         ring only when a run of its RX worker ends)."""
         return self.counters["vhost_no_rx_buf_ns"] / (self.sim_time_us * 1000)
+
+
+# The fields of a Result that are numbers (some may be None: no RTT on a stream).
+NUMERIC_FIELDS = frozenset(f.name for f in fields(Result)
+                           if f.type in ("int", "float", "float | None"))

@@ -202,10 +202,18 @@ def write(result: dict, path=None) -> str:
         "rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
                  for r in result["rows"]],
     }
-    with open(str(target), "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    try:
+        with open(str(target), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    except OSError as exc:
+        raise CalibrationWriteError(f"cannot write {target}: {exc.strerror or exc}; nothing was "
+                                    f"changed (--dry-run prints the fit without writing)") from None
     return str(target)
+
+
+class CalibrationWriteError(OSError):
+    """costs.json could not be written (a read-only install, say)."""
 
 
 def fitted_names() -> list[str]:

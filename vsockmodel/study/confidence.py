@@ -10,9 +10,31 @@ handful of pairs the t interval is the honest, wider one.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import statistics
 from dataclasses import asdict, dataclass
+from importlib import resources
+
+
+@functools.lru_cache(maxsize=1)
+def _t_table() -> dict:
+    """Student's t quantiles computed once with scipy (scripts/student-t-table):
+    the browser lab has no scipy, and a table gives every Python the same numbers."""
+    path = resources.files("vsockmodel.study").joinpath("data", "student_t.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def t_quantile(level: float, df: int) -> float:
+    """The two-sided Student's t quantile, t.ppf(0.5 + level / 2, df)."""
+    table = _t_table()
+    column = table["quantiles"].get(f"{level:.2f}")
+    if column is not None and round(level, 2) == level and 1 <= df <= table["max_df"]:
+        return column[df - 1]
+    from scipy.stats import t             # a level or a sample size the table does not hold
+
+    return float(t.ppf(0.5 + level / 2, df))
 
 
 @dataclass(frozen=True)
@@ -41,9 +63,7 @@ def mean_ci(xs, level: float = 0.95) -> Estimate:
     sd = statistics.stdev(xs)
     if sd == 0:
         return Estimate(mean, mean, mean, 0.0, len(xs))
-    from scipy.stats import t
-
-    half = float(t.ppf(0.5 + level / 2, len(xs) - 1)) * sd / math.sqrt(len(xs))
+    half = t_quantile(level, len(xs) - 1) * sd / math.sqrt(len(xs))
     return Estimate(mean, mean - half, mean + half, sd, len(xs))
 
 
@@ -57,8 +77,6 @@ def paired_change_ci(a, b, level: float = 0.95) -> tuple[float, float]:
     d = [math.log(y / x) for x, y in zip(a, b)]
     if len(d) < 2 or max(d) == min(d):
         return (100 * math.expm1(d[0]),) * 2
-    from scipy.stats import ttest_1samp
-
-    ci = ttest_1samp(d, 0.0).confidence_interval(level)
-    return 100 * math.expm1(float(ci.low)), 100 * math.expm1(float(ci.high))
+    e = mean_ci(d, level)
+    return 100 * math.expm1(e.ci_low), 100 * math.expm1(e.ci_high)
 

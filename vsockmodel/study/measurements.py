@@ -141,16 +141,14 @@ def _read(path, default_name):
     if path is None:
         name = f"vsockmodel/study/data/{default_name}"
         res = resources.files("vsockmodel.study").joinpath("data", default_name)
-        try:
-            text = res.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise MeasurementsError(f"{name}: file not found") from None
     else:
-        name = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise MeasurementsError(f"{name}: file not found") from None
+        name, res = str(path), Path(path)
+    try:
+        text = res.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MeasurementsError(f"{name}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise MeasurementsError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return name, text
 
 

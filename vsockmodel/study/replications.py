@@ -14,14 +14,16 @@ to seed, but where the pipeline runs in long cycles (the patched kernel at
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from ..model import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
-from ..model.params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, _check_int, make_params
-from ..sim.results import Result
+from ..model.params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, make_params
+from ..model.units import check_int
+from ..sim.results import NUMERIC_FIELDS, Result
 
 MAX_REPLICATIONS = 64
 MAX_JOBS = 256
@@ -31,7 +33,6 @@ MAX_JOBS = 256
 MAX_CALL_WORK = 3 * MAX_WORK
 MAX_CALL_REQUESTS = 4 * MAX_REQUESTS
 DEFAULT_REPLICATIONS = 8
-_RESULT_FIELDS = frozenset(f.name for f in fields(Result))
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
 PINGPONG_METRICS = ("rtt_us", "rtt_p95_us", "rx_cycles_per_byte")
 
@@ -50,9 +51,14 @@ def check_replications(replications, *sides: dict,
     side, its first run's Params and the keyword arguments of each run, seed by seed.
     ``labels`` name the sides in errors (``compare`` passes "a" and "b").
     """
-    _check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
+    replications = check_int("replications", replications, 2, MAX_REPLICATIONS, " runs (one per seed)")
     checked = []
     for i, kwargs in enumerate(sides):
+        if kwargs.get("trace"):
+            # A trace holds every event of a run; over many runs it is memory
+            # without bound. One seed with run(trace=True) shows the same.
+            raise ValueError("trace: not kept over replications (memory grows with every run); "
+                             "allowed here: False. Trace one seed with run(..., trace=True)")
         try:
             p, _ = make_params(**kwargs)
         except ValueError as exc:
@@ -87,7 +93,7 @@ def check_replications(replications, *sides: dict,
 def check_jobs(jobs) -> None:
     """``jobs``: None (the default) or a number of worker processes."""
     if jobs is not None:
-        _check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
+        check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
 
 
 def _run_one(kwargs: dict) -> Result:
@@ -117,33 +123,36 @@ class Replications:
     def metrics(self) -> tuple[str, ...]:
         return metrics_for(self.params["workload"])
 
-    def values(self, metric: str) -> list[float]:
-        """One value of ``metric`` per seed (a field of ``Result``)."""
-        if metric not in _RESULT_FIELDS:
-            raise ValueError(f"metric: {metric!r} is not a field of a run's result; for example "
+    def undefined(self, metric: str) -> str | None:
+        """Why ``metric`` has no value in some run, or None if it has one in every run."""
+        if metric not in NUMERIC_FIELDS:
+            raise ValueError(f"metric: {metric!r} is not a number of a run's result; for example "
                              f"{', '.join(self.metrics)}")
-        out = []
+        if metric.startswith("rtt") and self.params["workload"] != "pingpong":
+            return f"measured only for workload 'pingpong', not {self.params['workload']!r}"
         for seed, r in zip(self.seeds, self.results):
-            value = getattr(r, metric)
-            if value is None and metric.startswith("rtt"):
-                raise ValueError(f"{metric}: measured only for workload 'pingpong', not "
-                                 f"{self.params['workload']!r}")
-            if value is None:        # rx_cycles_per_byte of a run that received nothing
-                raise ValueError(f"{metric}: undefined with seed {seed}: no byte was received "
-                                 f"({r.reset_reason or 'nothing sent'})")
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"metric: {metric!r} is not a number (a {type(value).__name__})")
-            out.append(float(value))
-        return out
+            if getattr(r, metric) is None:   # rx_cycles_per_byte of a run that received nothing
+                return (f"undefined with seed {seed}: no byte was received "
+                        f"({r.reset_reason or 'nothing sent'})")
+        return None
+
+    def values(self, metric: str) -> list[float]:
+        """One value of ``metric`` per seed (a numeric field of ``Result``)."""
+        why = self.undefined(metric)
+        if why:
+            raise ValueError(f"{metric}: {why}")
+        return [float(getattr(r, metric)) for r in self.results]
 
     def estimate(self, metric: str) -> Estimate:
         """``metric``'s mean over the seeds, with its 95 % interval."""
         return mean_ci(self.values(metric))
 
     def to_dict(self) -> dict:
+        defined = [m for m in self.metrics if not self.undefined(m)]
         return {"params": self.params, "seeds": self.seeds,
-                "estimates": {m: self.estimate(m).to_dict() for m in self.metrics},
-                "per_seed": {m: self.values(m) for m in self.metrics}}
+                "estimates": {m: self.estimate(m).to_dict() for m in defined},
+                "per_seed": {m: self.values(m) for m in defined},
+                "undefined": {m: self.undefined(m) for m in self.metrics if m not in defined}}
 
 
 def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **kwargs) -> Replications:
@@ -204,7 +213,7 @@ class Comparison:
     def change_pct(self) -> float:
         """Change of the mean from a to b, in % (as the series' tables report it)."""
         a, b = self.values_a, self.values_b
-        return 100 * (sum(b) / sum(a) - 1)
+        return 100 * (math.fsum(b) / math.fsum(a) - 1)
 
     @property
     def change_ci(self) -> tuple[float, float]:

@@ -1,0 +1,102 @@
+"""Reading and writing byte sizes and counts: one rule for every surface.
+
+The Python API, the command line and the browser lab all read a size with
+``parse_size`` ("4K", "64KiB", "1.5K", 4096) and an integer with
+``parse_int`` (ASCII digits only), and print sizes with ``fmt_size``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from fractions import Fraction
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+# Spaces only (no tabs or newlines): "4 K", "64KiB", "512B", "4096.0", "1.5K".
+# ASCII digits only: "٣" is not a size, nor "1_000".
+_SIZE_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
+_INT_RE = re.compile(r" *([-+]?\d+) *", re.ASCII)
+_FACTORS = {"": 1, "K": KiB, "M": MiB, "G": GiB}
+
+
+def parse_size(value, name: str = "size", allowed: str = "") -> int:
+    """'4K' -> 4096, '64KiB' -> 65536, '1M', '2G', '512', '512B'; integers pass through.
+
+    A decimal is accepted when it is a whole number of bytes ('4096.0', '1.5K'),
+    as a float is from Python. ``allowed`` (e.g. "[1, 64 MiB] bytes") is quoted
+    in the error when ``value`` is not a size.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)                  # int, or a numpy integer from a notebook
+    where = f"; allowed {allowed}" if allowed else ""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, float) and math.isfinite(value):
+        raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
+    m = _SIZE_RE.fullmatch(value) if isinstance(value, str) else None
+    if not m:
+        raise ValueError(f"{name}: cannot read {value!r} as a size; use bytes with an optional "
+                         f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
+    size = Fraction(m.group(1)) * _FACTORS[m.group(2).upper()]
+    if size.denominator != 1:
+        raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
+    return int(size)
+
+
+def parse_int(value, name: str, allowed: str = "") -> int:
+    """An integer from Python (int, numpy integer, a whole float) or from text
+    of ASCII digits with an optional sign ("64", "-1"): the same rule as sizes,
+    without a unit."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    m = _INT_RE.fullmatch(value) if isinstance(value, str) else None
+    if not m:
+        where = f" in {allowed}" if allowed else ""
+        raise ValueError(f"{name}: expected an integer{where}, got {value!r}")
+    return int(m.group(1))
+
+
+def fmt_size(n: float, _pos=None) -> str:
+    """A byte count with binary prefixes: 65536 -> "64 KiB", 3732 -> "3.6 KiB", 100 -> "100 B".
+
+    Whole multiples of a unit print without decimals, others with one. Also a
+    matplotlib tick formatter (the second argument, the tick position, is ignored).
+    """
+    value = float(n)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit, factor in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if value >= factor:
+            scaled = value / factor
+            text = f"{scaled:.0f}" if scaled.is_integer() else f"{scaled:.1f}"
+            return f"{sign}{text} {unit}"
+    return f"{sign}{value:.0f} B" if value.is_integer() else f"{sign}{value:.1f} B"
+
+
+def check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
+    """An integer in [lo, hi], read by parse_int's rule; ``what`` follows the
+    range in the error (" runs (one per seed)")."""
+    n = parse_int(value, name, f"[{lo}, {hi}]{what}")
+    if not lo <= n <= hi:
+        raise ValueError(f"{name}: {n} is out of range; allowed [{lo}, {hi}]{what}")
+    return n
+
+
+_NUMBER_RE = re.compile(r" *[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)? *", re.ASCII)
+
+
+def parse_number(value, name: str, lo: float, hi: float, allowed: str) -> float:
+    """A finite number in [lo, hi] from Python or from ASCII text ("200", "1.5e3");
+    ``allowed`` is the range as the error quotes it ("[0, 1e9] ns")."""
+    if isinstance(value, str) and _NUMBER_RE.fullmatch(value):
+        value = float(value)
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not lo <= float(value) <= hi):
+        raise ValueError(f"{name}: expected a number in {allowed}, got {value!r}")
+    return float(value)
