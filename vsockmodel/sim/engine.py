@@ -202,9 +202,17 @@ class Sim:
         return mean * self._wake[floor(self.rng.random() * self.TABLE)]   # self.latency(mean)
 
     # ---- trace ----------------------------------------------------------------
+    # A trace entry is a few hundred bytes: the cap bounds a traced run's memory
+    # (about 200 MB at most); the events after it are not recorded.
+    MAX_TRACE_EVENTS = 600_000
+
     def log(self, t: float, actor: str, event: str, **info) -> None:
-        if self.trace is not None:
-            self.trace.append((t, actor, event, info))
+        trace = self.trace
+        if trace is not None:
+            if len(trace) < self.MAX_TRACE_EVENTS:
+                trace.append((t, actor, event, info))
+            else:
+                self.stats.trace_truncated = True
 
     # ---- bounds ---------------------------------------------------------------
     def check_limits(self) -> None:

@@ -64,10 +64,13 @@ class Result:
     sim_time_us: float
     events: int          # scheduling events plus recv() calls: what the run's bound counts
     trace: list | None = field(default=None, repr=False)
+    trace_truncated: bool = False  # the trace stopped at Sim.MAX_TRACE_EVENTS
     raw: dict = field(default_factory=dict, repr=False)   # full distributions, for plots
 
     def to_dict(self, include_trace: bool = False) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("trace", "raw")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("trace", "raw", "trace_truncated")}
+        if self.trace is not None:
+            d["trace_truncated"] = self.trace_truncated
         if include_trace:
             d["trace"] = [{"t_ns": t, "actor": a, "event": e, **info} for t, a, e, info in self.trace or []]
         return d

@@ -135,6 +135,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         sim_time_us=end / 1000,
         events=sim.yields,
         trace=sim.trace,
+        trace_truncated=st.trace_truncated,
         raw={"lock_hold_ns": st.lock_hold, "lock_wait_ns": st.lock_wait,
              "batch_pkts": st.batch_pkts, "batch_bytes": st.batch_bytes, "rtt_ns": st.rtt,
              "recv_sizes": st.recv_sizes},

@@ -25,6 +25,7 @@ class Stats:
     collapsed_skbs: int = 0      # skbs copied into a collapsed skb (and freed) by collapse
     collapse_allocs: int = 0     # collapsed skbs allocated by collapse
     recv_calls: int = 0
+    trace_truncated: bool = False   # the trace reached Sim.MAX_TRACE_EVENTS
     resets: int = 0
     reset_reason: str = ""
     irqs: int = 0                # guest RX interrupts delivered

@@ -1,0 +1,180 @@
+"""The browser lab's figures, as Vega-Lite specifications built in Python.
+
+The lab's JavaScript only renders what these functions return (vega-embed),
+so what a figure shows, its colours, units and text alternative are decided
+here and tested under CPython. Every spec carries a ``description``: the
+figure's values in words, which vega-embed puts on the SVG for screen
+readers and the lab also prints beside the figure.
+
+Colours are the book's Okabe-Ito palette (colour-blind safe); the page picks
+a light or dark Vega theme for the text and axes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..bookkit.palette import ACTOR_COLORS, COLORS, VARIANT_COLORS
+from ..model.units import fmt_size
+
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"   # a version tag: never fetched
+
+WORKER_PARTS = (("busy", "on its CPU", COLORS["blue"]),
+                ("lock_wait", "waiting for the socket lock", COLORS["vermillion"]),
+                ("idle", "idle, waiting for buffers", COLORS["sky_blue"]))
+
+
+def _base(description: str, height: int) -> dict:
+    return {"$schema": SCHEMA, "description": description, "width": "container",
+            "height": height, "autosize": {"type": "fit-x", "contains": "padding"},
+            "config": {"view": {"stroke": None}, "font": "system-ui, sans-serif",
+                       "axis": {"labelFontSize": 12, "titleFontSize": 12},
+                       "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom"}}}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+# ---- one run -------------------------------------------------------------------------
+
+def worker_time(split: dict) -> dict:
+    """The RX worker's elapsed time: busy / waiting for the lock / idle (Result.worker_time())."""
+    rows = [{"part": label, "share": split[key], "order": i}
+            for i, (key, label, _) in enumerate(WORKER_PARTS)]
+    text = "RX worker's time: " + ", ".join(f"{r['part']} {_pct(r['share'])}" for r in rows) + "."
+    spec = _base(text, 70)
+    spec.update({
+        "data": {"values": rows},
+        "mark": {"type": "bar", "height": 28, "tooltip": True},
+        "encoding": {
+            "x": {"field": "share", "type": "quantitative", "stack": "zero",
+                  "scale": {"domain": [0, 1]}, "axis": {"format": ".0%", "title": "share of the run (%)"}},
+            "color": {"field": "part", "type": "nominal", "title": None,
+                      "scale": {"domain": [label for _, label, _ in WORKER_PARTS],
+                                "range": [color for _, _, color in WORKER_PARTS]}},
+            "order": {"field": "order"},
+        },
+    })
+    return spec
+
+
+def lock_timeline(spans: list, t0_ns: float, span_ns: float, shares: dict) -> dict:
+    """Who holds the guest socket's lock, and who waits for it, in [t0, t0 + span].
+
+    ``spans`` are ``vsockmodel.sim.trace.Span``; bars are clipped to the window."""
+    t1_ns = t0_ns + span_ns
+    names = {"worker": "RX worker (CPU1)", "reader": "reader (CPU0)"}
+    rows = []
+    for s in spans:
+        if s.end_ns < t0_ns or s.start_ns > t1_ns:
+            continue
+        rows.append({"actor": names[s.actor], "what": "holds the lock" if s.kind == "holds" else "waits for it",
+                     "start": max(s.start_ns, t0_ns) / 1000, "end": min(s.end_ns, t1_ns) / 1000})
+    text = (f"Socket lock from {t0_ns / 1000:.1f} to {t1_ns / 1000:.1f} µs: the RX worker holds it "
+            f"{_pct(shares['worker holds'])} of the time and waits {_pct(shares['worker waits'])}; "
+            f"the reader holds it {_pct(shares['reader holds'])} and waits "
+            f"{_pct(shares['reader waits'])}.")
+    spec = _base(text, 120)
+    spec.update({
+        "data": {"values": rows},
+        "mark": {"type": "bar", "tooltip": True, "clip": True},
+        "encoding": {
+            "x": {"field": "start", "type": "quantitative", "title": "simulated time (µs)",
+                  "scale": {"domain": [t0_ns / 1000, t1_ns / 1000], "nice": False, "zero": False}},
+            "x2": {"field": "end"},
+            "y": {"field": "actor", "type": "nominal", "title": None, "sort": list(names.values())},
+            "yOffset": {"field": "what", "type": "nominal", "sort": ["holds the lock", "waits for it"]},
+            "color": {"field": "actor", "type": "nominal", "title": None,
+                      "scale": {"domain": list(names.values()),
+                                "range": [ACTOR_COLORS["worker"], ACTOR_COLORS["reader"]]}},
+            "opacity": {"field": "what", "type": "nominal", "title": None,
+                        "scale": {"domain": ["holds the lock", "waits for it"], "range": [1.0, 0.35]}},
+        },
+    })
+    return spec
+
+
+# ---- payload sweeps --------------------------------------------------------------------
+
+def _size_axis(payloads) -> dict:
+    values = sorted(set(payloads))
+    return {"field": "payload", "type": "quantitative", "title": "payload per send() (bytes)",
+            "scale": {"type": "log", "base": 2, "domain": [values[0], values[-1]] if values else [64, 65536]},
+            "axis": {"values": [v for v in values if math.log2(v).is_integer()],
+                     "labelExpr": "datum.value >= 1024 ? datum.value / 1024 + ' KiB' : datum.value + ' B'"}}
+
+
+def sweep(points: list[dict], label: str, metric: str, unit: str, measured: list[dict],
+          planned: list[int]) -> dict:
+    """A metric against payload, drawn point by point as runs finish.
+
+    ``points``: [{"payload", "value"}] from the model; ``measured``: [{"payload",
+    "value", "ci_low", "ci_high", "source"}] from the series where the
+    configuration matches its test bed; ``planned``: every payload of the sweep
+    (the x axis does not move as points arrive)."""
+    model = [{"payload": p["payload"], "value": p["value"], "series": f"model: {label}"} for p in points]
+    meas = [dict(m, series=m["source"]) for m in measured]
+    done = ", ".join(f"{fmt_size(p['payload'])} {p['value']:.3g}" for p in points)
+    text = f"{metric} ({unit}) against payload, model, {label}: {done or 'no point yet'}."
+    if meas:
+        text += " Measured: " + ", ".join(f"{m['source']} {fmt_size(m['payload'])} {m['value']:.3g}"
+                                          for m in meas) + "."
+    series = [f"model: {label}"] + sorted({m["series"] for m in meas})
+    palette = [COLORS["blue"], COLORS["black"], COLORS["orange"], COLORS["bluish_green"]]
+    color = {"field": "series", "type": "nominal", "title": None,
+             "scale": {"domain": series, "range": palette[:len(series)]}}
+    x = _size_axis(planned or [p["payload"] for p in points])
+    y = {"field": "value", "type": "quantitative", "title": f"{metric} ({unit})"}
+    layers = [{"data": {"values": model}, "mark": {"type": "line", "point": {"size": 50}, "tooltip": True},
+               "encoding": {"x": x, "y": y, "color": color}}]
+    if meas:
+        layers.append({"data": {"values": meas}, "mark": {"type": "point", "shape": "diamond", "size": 70,
+                                                          "filled": True, "tooltip": True},
+                       "encoding": {"x": x, "y": y, "color": color}})
+        with_ci = [m for m in meas if m.get("ci_low") is not None]
+        if with_ci:
+            layers.append({"data": {"values": with_ci}, "mark": {"type": "rule", "strokeWidth": 1.5},
+                           "encoding": {"x": x, "y": {"field": "ci_low", "type": "quantitative"},
+                                        "y2": {"field": "ci_high"}, "color": color}})
+    spec = _base(text, 260)
+    spec["layer"] = layers
+    return spec
+
+
+# ---- A against B ------------------------------------------------------------------------
+
+def comparison(seeds: list[int], a: list[float], b: list[float], label_a: str, label_b: str,
+               metric: str, unit: str, change_pct: float, ci: tuple[float, float]) -> dict:
+    """Each seed's pair (A and B run with the same seed), and the change with its interval."""
+    rows = []
+    for seed, x, y in zip(seeds, a, b):
+        rows += [{"seed": str(seed), "side": f"A: {label_a}", "value": x},
+                 {"seed": str(seed), "side": f"B: {label_b}", "value": y}]
+    text = (f"{metric} ({unit}) for {len(seeds)} seeds, A {label_a} against B {label_b}: change "
+            f"{change_pct:+.1f} % (95 % interval {ci[0]:+.1f} % to {ci[1]:+.1f} %). Per seed: "
+            + "; ".join(f"seed {s}: {x:.4g} and {y:.4g}" for s, x, y in zip(seeds, a, b)) + ".")
+    sides = [f"A: {label_a}", f"B: {label_b}"]
+    spec = _base(text, 220)
+    spec.update({
+        "data": {"values": rows},
+        "layer": [
+            {"mark": {"type": "line", "color": "#888888", "strokeWidth": 1},
+             "encoding": {"x": {"field": "side", "type": "nominal", "sort": sides, "title": None,
+                                "axis": {"labelAngle": 0}},
+                          "y": {"field": "value", "type": "quantitative", "title": f"{metric} ({unit})",
+                                "scale": {"zero": False}},
+                          "detail": {"field": "seed"}}},
+            {"mark": {"type": "point", "filled": True, "size": 70, "tooltip": True},
+             "encoding": {"x": {"field": "side", "type": "nominal", "sort": sides},
+                          "y": {"field": "value", "type": "quantitative"},
+                          "color": {"field": "side", "type": "nominal", "title": None,
+                                    "scale": {"domain": sides,
+                                              "range": [COLORS["vermillion"], COLORS["blue"]]}}}},
+        ],
+    })
+    return spec
+
+
+def variant_color(variant: str) -> str:
+    return VARIANT_COLORS.get(variant, COLORS["blue"])

@@ -1,0 +1,595 @@
+// The browser lab: the vsockmodel simulator, live in the page.
+//
+// The controls are built from the parameter schema the package exports
+// (lab-data.js, written at build time by vsockmodel.lab.build), so they have
+// the API's names, ranges and help. Values typed or slid here go to the
+// package's own validation in the worker (lab-worker.js: Pyodide), which also
+// runs the model and builds every figure's Vega-Lite specification; this file
+// only renders what comes back. Until the worker is ready, the page shows a run
+// precomputed with CPython when the book was built.
+//
+// The whole configuration lives in the URL's #fragment, so a link reproduces it.
+(function () {
+  "use strict";
+
+  const DATA = window.VSOCK_LAB_DATA;
+  const root = document.getElementById("vsock-lab");
+  if (!root || !DATA) return;
+  const STATIC = new URL("../", document.currentScript.src).href;   // _static/
+  const SCHEMA = DATA.schema;
+  const PARAMS = SCHEMA.parameters.filter((p) => p.name !== "trace");
+  const BY_NAME = Object.fromEntries(PARAMS.map((p) => [p.name, p]));
+  const GROUPS = [["kernel", "Kernel"], ["workload", "Workload"], ["socket", "Socket"],
+                  ["batch", "Lock batch (patch 2)"], ["host", "Host"], ["run", "Run"]];
+  const STALE_KILL_MS = 2000;   // a superseded call still running after this: restart the worker
+
+  // ---- small helpers -------------------------------------------------------------------
+  const el = (tag, attrs = {}, ...children) => {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  };
+  const KI = 1024, MI = KI * KI, GI = MI * KI;
+  // The shortest text the package reads back as exactly n bytes ("4K", "3732").
+  const sizeText = (n) => (n % GI === 0 ? n / GI + "G" : n % MI === 0 ? n / MI + "M"
+    : n % KI === 0 ? n / KI + "K" : String(n));
+  const fmtSize = (n) => (n >= GI ? +(n / GI).toFixed(1) + " GiB" : n >= MI ? +(n / MI).toFixed(1) + " MiB"
+    : n >= KI ? +(n / KI).toFixed(1) + " KiB" : n + " B");
+  const STEPS = 16;             // log-scale sliders: 16 positions per doubling
+  const toPos = (n) => Math.round(Math.log2(Math.max(1, n)) * STEPS);
+  const fromPos = (v) => Math.max(1, Math.round(2 ** (v / STEPS)));
+  const darkMode = () => document.documentElement.dataset.theme === "dark"
+    || (document.documentElement.dataset.theme !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
+
+  // ---- state: the configuration, and its URL ----------------------------------------------
+  const state = { values: {}, a: null, b: null, mode: "run", generation: 0, ready: false };
+  for (const p of PARAMS) state.values[p.name] = p.default;
+
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    for (const [k, v] of h) {
+      if (k in BY_NAME) state.values[k] = decodeValue(BY_NAME[k], v);
+      else if (k === "mode" && ["run", "compare", "sweep"].includes(v)) state.mode = v;
+      else if (k === "a" || k === "b") { try { state[k] = JSON.parse(v); } catch (e) { /* ignore */ } }
+      else if (k === "matched") state.matched = v === "1";
+    }
+  }
+  function decodeValue(p, v) {
+    if (p.kind === "bool") return v === "true";
+    if (p.kind === "tristate") return v === "true" ? true : v === "false" ? false : null;
+    if (v === "" && p.optional) return null;
+    return v;
+  }
+  function writeHash() {
+    const h = new URLSearchParams();
+    for (const p of PARAMS) {
+      const v = state.values[p.name];
+      if (v !== p.default && String(v) !== String(p.default)) h.set(p.name, v === null ? "" : String(v));
+    }
+    if (state.mode !== "run") h.set("mode", state.mode);
+    if (state.a) h.set("a", JSON.stringify(state.a));
+    if (state.b) h.set("b", JSON.stringify(state.b));
+    if (state.matched) h.set("matched", "1");
+    history.replaceState(null, "", "#" + h.toString());
+  }
+
+  // What the API gets: every parameter that applies to this variant and workload.
+  function applies(p, values) {
+    const a = p.applies;
+    return (!a.variants.length || a.variants.includes(values.variant))
+      && (!a.workload || a.workload === values.workload);
+  }
+  function configOf(values) {
+    const out = {};
+    for (const p of PARAMS) {
+      if (!applies(p, values)) continue;
+      const v = values[p.name];
+      if (v === p.default || v === null || v === undefined) continue;
+      out[p.name] = v;
+    }
+    return out;
+  }
+
+  // ---- the worker ---------------------------------------------------------------------------
+  let worker = null, nextId = 1;
+  const pending = new Map();   // id -> {resolve, reject, generation, started}
+
+  function startWorker() {
+    if (location.protocol === "file:") return;
+    status("Loading Python in your browser (Pyodide, about 10 MB, the first time)…", true);
+    worker = new Worker(STATIC + "lab/lab-worker.js", { type: "module" });
+    worker.onmessage = (event) => {
+      const m = event.data;
+      if (m.op === "progress") status(m.text, true);
+      else if (m.op === "ready") {
+        state.ready = true;
+        root.dataset.ready = "true";
+        status(`Live: Python ${m.python} in your browser, ready in ${(m.ms / 1000).toFixed(1)} s.`, false);
+        onInput();
+      } else if (m.op === "result" || m.op === "failed") {
+        const job = pending.get(m.id);
+        if (m.id === null) { status("The Python runtime failed to start: " + m.error, false, true); return; }
+        if (!job) return;
+        pending.delete(m.id);
+        if (m.op === "result") job.resolve(JSON.parse(m.value));
+        else job.reject(new Error(m.error));
+      }
+    };
+    worker.onerror = (e) => status("The lab's worker failed: " + (e.message || e), false, true);
+    worker.postMessage({ op: "init", pyodide: STATIC + "vendor/pyodide/",
+                         wheels: DATA.wheels.map((w) => STATIC + "lab/" + w) });
+  }
+  function restartWorker() {
+    worker.terminate();
+    for (const job of pending.values()) job.reject(new Error("cancelled"));
+    pending.clear();
+    state.ready = false;
+    delete root.dataset.ready;
+    startWorker();
+  }
+  function call(fn, ...args) {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, generation: state.generation, started: performance.now() });
+      worker.postMessage({ op: "call", id, fn, args });
+    });
+  }
+  // A call whose result is wanted only if the input has not changed meanwhile.
+  async function fresh(fn, ...args) {
+    const generation = state.generation;
+    const value = await call(fn, ...args);
+    if (generation !== state.generation) throw new Error("stale");
+    return value;
+  }
+  // Python cannot be interrupted mid-run without cross-origin isolation, which a
+  // plain local server does not give: a stale run that goes on too long costs a
+  // fresh worker instead.
+  setInterval(() => {
+    const now = performance.now();
+    for (const job of pending.values()) {
+      if (job.generation !== state.generation && now - job.started > STALE_KILL_MS) {
+        status("Stopping a run that no longer matches the settings…", true);
+        restartWorker();
+        return;
+      }
+    }
+  }, 250);
+
+  // ---- the page's skeleton ---------------------------------------------------------------------
+  const statusLine = el("p", { class: "lab-status", role: "status", "aria-live": "polite" });
+  function status(text, busy, error) {
+    statusLine.textContent = text;
+    statusLine.classList.toggle("lab-busy", !!busy);
+    statusLine.classList.toggle("lab-error", !!error);
+  }
+  const form = el("form", { class: "lab-controls", onsubmit: (e) => e.preventDefault() });
+  const generalError = el("p", { class: "lab-error-text", role: "alert" });
+  const modes = el("div", { class: "lab-modes", role: "tablist", "aria-label": "What to do" });
+  const out = el("section", { class: "lab-output", "aria-label": "Results" });
+  root.replaceChildren(statusLine, form, generalError, modes, out);
+  const controls = {};   // name -> {set(value), setError(text), setEnabled(ok, why)}
+
+  function fieldRow(p, input, extra) {
+    const id = "lab-" + p.name;
+    input.id = input.id || id;
+    const error = el("span", { class: "lab-field-error", id: id + "-error", "aria-live": "polite" });
+    const why = el("span", { class: "lab-why", id: id + "-why" });
+    const unit = p.unit && p.kind !== "size" ? ` (${p.unit})` : p.kind === "size" ? " (bytes)" : "";
+    const row = el("div", { class: "lab-field", "data-param": p.name },
+      el("label", { for: input.id, text: p.name + unit }), extra || input,
+      el("span", { class: "lab-help", text: p.help + (p.kind === "size" || p.kind === "int" ? `; ${p.allowed}` : "") }),
+      why, error);
+    input.setAttribute("aria-describedby", id + "-error " + id + "-why");
+    return { row, error, why };
+  }
+
+  function sizeOrIntControl(p) {
+    const text = el("input", { type: "text", inputmode: "text", spellcheck: "false", autocomplete: "off",
+                               class: "lab-text", size: "10" });
+    const lo = p.lo, hi = p.hi === null ? 64 * MI * 64 : p.hi;
+    const slider = el("input", { type: "range", class: "lab-slider", "aria-label": p.name });
+    const pow2 = p.power_of_two;
+    if (pow2) { slider.min = Math.log2(lo); slider.max = Math.log2(hi); slider.step = 1; }
+    else if (p.log_scale) { slider.min = toPos(lo); slider.max = toPos(hi); slider.step = 1; }
+    else { slider.min = lo; slider.max = Math.min(hi, 1e6); slider.step = 1; }
+    const fromSlider = (v) => (pow2 ? 2 ** Number(v) : p.log_scale ? Math.min(hi, Math.max(lo, fromPos(Number(v)))) : Number(v));
+    const toSlider = (n) => (pow2 ? Math.round(Math.log2(n)) : p.log_scale ? toPos(n) : n);
+    const fmt = (n) => (p.kind === "size" ? fmtSize(n) : String(n));
+    const optional = p.optional ? el("input", { type: "checkbox", class: "lab-default",
+                                                id: `lab-${p.name}-default` }) : null;
+    const wrap = el("span", { class: "lab-size" }, slider, text,
+      optional ? el("label", { class: "lab-default-label", for: optional.id },
+                    optional, " default: " + p.default_text) : null);
+    const { row, error, why } = fieldRow(p, text, wrap);
+    const showSlider = (n) => {
+      slider.value = toSlider(n);
+      slider.setAttribute("aria-valuetext", fmt(n));
+    };
+    slider.addEventListener("input", () => {
+      const n = fromSlider(slider.value);
+      text.value = p.kind === "size" ? sizeText(n) : String(n);
+      slider.setAttribute("aria-valuetext", fmt(n));
+      change(p.name, p.kind === "size" ? sizeText(n) : n);
+    });
+    const commit = () => { if (!optional || !optional.checked) change(p.name, text.value.trim()); };
+    text.addEventListener("change", commit);
+    text.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); commit(); } });
+    if (optional) {
+      optional.addEventListener("change", () => {
+        text.disabled = slider.disabled = optional.checked;
+        change(p.name, optional.checked ? null : text.value.trim() || String(fromSlider(slider.value)));
+      });
+    }
+    return {
+      row,
+      set(v) {
+        const isDefault = v === null || v === undefined;
+        if (optional) { optional.checked = isDefault; text.disabled = slider.disabled = isDefault; }
+        if (isDefault) return;
+        text.value = typeof v === "number" && p.kind === "size" ? sizeText(v) : String(v);
+      },
+      resolved(n) { if (typeof n === "number") showSlider(n); },   // the value the API read
+      setError(msg) { error.textContent = msg || ""; text.setAttribute("aria-invalid", msg ? "true" : "false"); },
+      setEnabled(ok, reason) {
+        text.disabled = slider.disabled = !ok || (optional && optional.checked);
+        if (optional) optional.disabled = !ok;
+        why.textContent = ok ? "" : "Does nothing here: " + reason;
+        row.classList.toggle("lab-disabled", !ok);
+      },
+    };
+  }
+
+  function choiceControl(p) {
+    const select = el("select", { class: "lab-select" });
+    const options = p.kind === "tristate" ? [["", "default (" + p.default_text + ")"], ["true", "on"], ["false", "off"]]
+      : p.choices.map((c) => [c, c + (p.name === "variant" ? ": " + SCHEMA.variants[c].split(":")[0] : "")]);
+    for (const [value, label] of options) select.append(el("option", { value, text: label }));
+    const { row, error, why } = fieldRow(p, select);
+    select.addEventListener("change", () => {
+      const v = select.value;
+      change(p.name, p.kind === "tristate" ? (v === "" ? null : v === "true") : v);
+    });
+    return {
+      row,
+      set(v) { select.value = p.kind === "tristate" ? (v === null ? "" : String(v)) : v; },
+      resolved() {},
+      setError(msg) { error.textContent = msg || ""; },
+      setEnabled(ok, reason) {
+        select.disabled = !ok;
+        why.textContent = ok ? "" : "Does nothing here: " + reason;
+        row.classList.toggle("lab-disabled", !ok);
+      },
+    };
+  }
+
+  function boolControl(p) {
+    const box = el("input", { type: "checkbox", class: "lab-check" });
+    const { row, error, why } = fieldRow(p, box);
+    box.addEventListener("change", () => change(p.name, box.checked));
+    return {
+      row,
+      set(v) { box.checked = !!v; },
+      resolved() {},
+      setError(msg) { error.textContent = msg || ""; },
+      setEnabled(ok, reason) {
+        box.disabled = !ok;
+        why.textContent = ok ? "" : "Does nothing here: " + reason;
+        row.classList.toggle("lab-disabled", !ok);
+      },
+    };
+  }
+
+  function seedControl(p) {
+    const text = el("input", { type: "text", inputmode: "numeric", class: "lab-text", size: "8",
+                               autocomplete: "off" });
+    const { row, error, why } = fieldRow(p, text);
+    const commit = () => change(p.name, text.value.trim());
+    text.addEventListener("change", commit);
+    text.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); commit(); } });
+    return {
+      row, resolved() {},
+      set(v) { text.value = String(v); },
+      setError(msg) { error.textContent = msg || ""; text.setAttribute("aria-invalid", msg ? "true" : "false"); },
+      setEnabled(ok, reason) { text.disabled = !ok; why.textContent = ok ? "" : reason; },
+    };
+  }
+
+  for (const [group, title] of GROUPS) {
+    const members = PARAMS.filter((p) => p.group === group);
+    if (!members.length) continue;
+    const fs = el("fieldset", { class: "lab-group" }, el("legend", { text: title }));
+    for (const p of members) {
+      const c = p.kind === "choice" || p.kind === "tristate" ? choiceControl(p)
+        : p.kind === "bool" ? boolControl(p)
+        : p.name === "seed" ? seedControl(p) : sizeOrIntControl(p);
+      controls[p.name] = c;
+      fs.append(c.row);
+    }
+    form.append(fs);
+  }
+
+  // ---- input, validation ------------------------------------------------------------------------
+  let debounce = null;
+  function change(name, value) {
+    state.values[name] = value;
+    state.generation++;          // what is running now no longer matches the settings
+    refreshEnabled();
+    writeHash();
+    clearTimeout(debounce);
+    debounce = setTimeout(onInput, 200);
+  }
+  function refreshEnabled() {
+    for (const p of PARAMS) {
+      const ok = applies(p, state.values);
+      controls[p.name].setEnabled(ok, p.applies.reason);
+    }
+  }
+  function setAll() {
+    for (const p of PARAMS) controls[p.name].set(state.values[p.name]);
+    refreshEnabled();
+  }
+
+  let lastValid = null;
+  async function onInput() {
+    if (!state.ready) return;
+    const config = configOf(state.values);
+    let checked;
+    try { checked = await fresh("check", config); } catch (e) { return; }
+    for (const p of PARAMS) controls[p.name].setError("");
+    generalError.textContent = "";
+    if (!checked.ok) {
+      showError(checked);
+      runButton.disabled = true;
+      return;
+    }
+    runButton.disabled = false;
+    for (const p of PARAMS) controls[p.name].resolved(checked.params[p.name]);
+    lastValid = { config, checked };
+    summary.textContent = checked.derived.summary;
+    if (state.mode === "run") runNow();
+  }
+  function showError(res) {
+    if (res.param && controls[res.param]) controls[res.param].setError(res.message);
+    else generalError.textContent = res.message;
+    status("Not run: " + res.message, false, true);
+  }
+
+  // ---- the three modes ----------------------------------------------------------------------------
+  const panels = {};
+  for (const [mode, label] of [["run", "Run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"]]) {
+    const tab = el("button", { type: "button", role: "tab", class: "lab-tab", "data-mode": mode, text: label,
+                               onclick: () => { state.mode = mode; writeHash(); showMode(); onInput(); } });
+    modes.append(tab);
+    panels[mode] = el("div", { class: "lab-panel", role: "tabpanel", "data-mode": mode });
+    out.append(panels[mode]);
+  }
+  function showMode() {
+    for (const tab of modes.children) tab.setAttribute("aria-selected", String(tab.dataset.mode === state.mode));
+    for (const [mode, panel] of Object.entries(panels)) panel.hidden = mode !== state.mode;
+  }
+
+  // Run
+  const summary = el("p", { class: "lab-summary" });
+  const runButton = el("button", { type: "button", class: "lab-button", text: "Run", onclick: () => runNow() });
+  const provenance = el("p", { class: "lab-provenance" });
+  const headline = el("table", { class: "lab-headline" });
+  const workerChart = el("div", { class: "lab-chart", "data-chart": "worker_time" });
+  const workerText = el("p", { class: "lab-alt" });
+  const commands = el("div", { class: "lab-commands" });
+  const timelineBox = el("details", { class: "lab-timeline" },
+    el("summary", { text: "Who holds the socket lock: a timeline from the run's trace" }));
+  const timelineChart = el("div", { class: "lab-chart", "data-chart": "timeline" });
+  const timelineSlider = el("input", { type: "range", class: "lab-slider", min: "0", max: "0", step: "any",
+                                       "aria-label": "timeline window start (µs)" });
+  const timelineText = el("p", { class: "lab-alt" });
+  timelineBox.append(el("label", { class: "lab-window" }, "window start (µs) ", timelineSlider),
+                     timelineChart, timelineText);
+  panels.run.append(summary, runButton, provenance, headline, el("h4", { text: "The RX worker's time" }),
+                    workerChart, workerText, timelineBox, commands);
+
+  function commandBlock(cmd) {
+    const block = (label, text) => {
+      const code = el("code", { text });
+      const button = el("button", { type: "button", class: "lab-copy", text: "Copy",
+        "aria-label": "Copy the " + label,
+        onclick: () => copy(text, button) });
+      return el("div", { class: "lab-command" }, el("span", { class: "lab-command-label", text: label }),
+                el("pre", {}, code), button);
+    };
+    commands.replaceChildren(el("h4", { text: "Reproduce it at home" }),
+      block("command line", cmd.cli), block("Python", cmd.python));
+  }
+  function copy(text, button) {
+    const done = () => { button.textContent = "Copied"; setTimeout(() => { button.textContent = "Copy"; }, 1500); };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => {});
+    root.dataset.copied = text;
+    done();
+  }
+
+  function renderRun(res, live) {
+    headline.replaceChildren(...res.headline.map((r) => el("tr", { "data-key": r.key },
+      el("th", { scope: "row", text: r.label }), el("td", { text: r.text + (r.unit && r.text !== "-" ? " " + r.unit : "") }))));
+    const wt = res.worker_time;
+    headline.append(el("tr", { "data-key": "vhost_no_rx_buf" },
+      el("th", { scope: "row", text: "vhost waiting for guest RX buffers" }),
+      el("td", { text: (100 * res.vhost_no_rx_buf).toFixed(0) + " % of the run" })));
+    provenance.textContent = live
+      ? `Live: computed in your browser in ${res.elapsed_ms.toFixed(0)} ms.`
+      : "Precomputed with CPython when the book was built (the default settings). The live lab takes over once Python has loaded.";
+    provenance.dataset.live = live ? "true" : "false";
+    draw(workerChart, res.charts.worker_time);
+    workerText.textContent = res.charts.worker_time.description
+      + ` (busy ${(100 * wt.busy).toFixed(0)} %, lock wait ${(100 * wt.lock_wait).toFixed(0)} %, idle ${(100 * wt.idle).toFixed(0)} %).`;
+    commandBlock(res.command);
+    root.dataset.lastRun = JSON.stringify(res.result);
+  }
+
+  async function runNow() {
+    if (!state.ready || !lastValid) return;
+    status("Running…", true);
+    let res;
+    try { res = await fresh("run", lastValid.config); } catch (e) { if (e.message !== "stale") status(e.message, false, true); return; }
+    if (!res.ok) { showError(res); return; }
+    renderRun(res, true);
+    status(`Ran in ${res.elapsed_ms.toFixed(0)} ms.`, false);
+    if (timelineBox.open) drawTimeline(null);
+  }
+
+  async function drawTimeline(t0) {
+    if (!state.ready || !lastValid) return;
+    let res;
+    try { res = await fresh("timeline", lastValid.config, t0); } catch (e) { return; }
+    if (!res.ok) { showError(res); return; }
+    timelineSlider.max = Math.max(0, res.end_us - res.span_us);
+    timelineSlider.value = res.t0_us;
+    timelineSlider.setAttribute("aria-valuetext", res.t0_us.toFixed(0) + " µs");
+    draw(timelineChart, res.spec);
+    timelineText.textContent = res.text + (res.truncated ? " (The trace was cut short: only the run's first events are shown.)" : "");
+  }
+  timelineBox.addEventListener("toggle", () => { if (timelineBox.open) drawTimeline(null); });
+  let timelineDebounce = null;
+  timelineSlider.addEventListener("input", () => {
+    clearTimeout(timelineDebounce);
+    timelineDebounce = setTimeout(() => drawTimeline(Number(timelineSlider.value)), 60);
+  });
+
+  // Compare
+  const abSummary = el("div", { class: "lab-ab" });
+  const nSelect = el("select", { id: "lab-pairs", class: "lab-select" });
+  const [nLo, nHi, nDefault] = SCHEMA.compare_replications;
+  for (let n = nLo; n <= nHi; n++) nSelect.append(el("option", { value: String(n), text: String(n), selected: n === nDefault }));
+  const compareButton = el("button", { type: "button", class: "lab-button", text: "Compare", onclick: () => compareNow() });
+  const compareChart = el("div", { class: "lab-chart", "data-chart": "compare" });
+  const compareText = el("p", { class: "lab-alt" });
+  const compareResult = el("p", { class: "lab-change" });
+  const compareCommands = el("div", { class: "lab-commands" });
+  panels.compare.append(
+    el("p", { text: "Set the controls and press “Use as A”; change them and press “Use as B”. Both run with the same seeds, one pair per seed, as the series ran its AB/BA pairs." }),
+    el("div", { class: "lab-row" },
+      el("button", { type: "button", class: "lab-button", text: "Use as A", onclick: () => setSide("a") }),
+      el("button", { type: "button", class: "lab-button", text: "Use as B", onclick: () => setSide("b") }),
+      el("label", { for: "lab-pairs", text: "pairs (seeds) " }), nSelect, compareButton),
+    abSummary, compareResult, compareChart, compareText, compareCommands);
+  function describeSide(cfg) {
+    const keys = Object.keys(cfg);
+    return keys.length ? keys.map((k) => `${k}=${cfg[k]}`).join(", ") : "all defaults (baseline)";
+  }
+  function setSide(side) {
+    state[side] = configOf(state.values);
+    writeHash();
+    showSides();
+  }
+  function showSides() {
+    abSummary.replaceChildren(
+      el("p", { "data-side": "a" }, el("strong", { text: "A: " }), state.a ? describeSide(state.a) : "not set"),
+      el("p", { "data-side": "b" }, el("strong", { text: "B: " }), state.b ? describeSide(state.b) : "not set"));
+    compareButton.disabled = !(state.a && state.b);
+  }
+  async function compareNow() {
+    if (!state.ready || !state.a || !state.b) return;
+    const n = Number(nSelect.value);
+    status(`Comparing: ${2 * n} runs…`, true);
+    let res;
+    try { res = await fresh("compare", state.a, state.b, n); } catch (e) { if (e.message !== "stale") status(e.message, false, true); return; }
+    if (!res.ok) { showError(res); return; }
+    const [lo, hi] = res.change_ci;
+    const sign = (x) => (x >= 0 ? "+" : "") + x.toFixed(1);
+    compareResult.textContent = `B against A: ${sign(res.change_pct)} % (95 % interval ${sign(lo)} % to ${sign(hi)} %), over ${n} pairs.`;
+    compareResult.dataset.change = String(res.change_pct);
+    draw(compareChart, res.chart);
+    compareText.textContent = res.text;
+    compareCommands.replaceChildren(el("h4", { text: "Reproduce it at home" }),
+      ...[["command line", res.command.cli], ["Python", res.command.python]].map(([label, text]) => {
+        const button = el("button", { type: "button", class: "lab-copy", text: "Copy", "aria-label": "Copy the " + label, onclick: () => copy(text, button) });
+        return el("div", { class: "lab-command" }, el("span", { class: "lab-command-label", text: label }), el("pre", {}, el("code", { text })), button);
+      }));
+    status("Compared.", false);
+  }
+
+  // Sweep
+  const matchedBox = el("input", { type: "checkbox", id: "lab-matched" });
+  const changeBox = el("input", { type: "checkbox", id: "lab-sweep-change" });
+  const sweepButton = el("button", { type: "button", class: "lab-button", text: "Sweep", onclick: () => sweepNow() });
+  const sweepChart = el("div", { class: "lab-chart", "data-chart": "sweep" });
+  const sweepText = el("p", { class: "lab-alt" });
+  const sweepProgress = el("progress", { max: String(SCHEMA.sweep_payloads.length), value: "0", class: "lab-progress" });
+  panels.sweep.append(
+    el("p", { text: `Runs the current settings at ${SCHEMA.sweep_payloads.length} payloads from 64 B to 64 KiB, each with its default length. Where the settings are the series' test bed, its measurements are drawn too.` }),
+    el("div", { class: "lab-row" },
+      el("label", { for: "lab-matched" }, matchedBox, " recv() size follows the payload (the series' fixed-syscall test)"),
+      el("label", { for: "lab-sweep-change" }, changeBox, " the change from A to B (set them under “Compare”)"),
+      sweepButton, sweepProgress),
+    sweepChart, sweepText);
+  matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; writeHash(); });
+
+  async function sweepNow() {
+    if (!state.ready || !lastValid) return;
+    const useAB = changeBox.checked && state.a && state.b;
+    const base = useAB ? state.a : lastValid.config, other = useAB ? state.b : null;
+    const matched = matchedBox.checked;
+    const generation = ++state.generation;     // a new sweep supersedes any other call
+    const points = [];
+    sweepProgress.value = 0;
+    root.dataset.sweepDone = "false";
+    for (const payload of SCHEMA.sweep_payloads) {
+      if (generation !== state.generation) return;          // the input changed: stop here
+      status(`Sweeping: ${fmtSize(payload)}…`, true);
+      let pt;
+      try { pt = await call("sweep_point", base, payload, matched, other); } catch (e) { return; }
+      if (generation !== state.generation) return;
+      if (pt.ok) points.push({ payload: pt.payload, value: pt.value });
+      let chart;
+      try { chart = await call("sweep_chart", base, points, matched, other); } catch (e) { return; }
+      if (generation !== state.generation) return;
+      draw(sweepChart, chart.spec);
+      sweepText.textContent = chart.text;
+      sweepProgress.value = points.length;
+      root.dataset.sweepPoints = String(points.length);
+    }
+    root.dataset.sweepDone = "true";
+    status(`Swept ${points.length} payloads.`, false);
+  }
+
+  // ---- drawing --------------------------------------------------------------------------------------
+  const views = new Map();
+  async function draw(container, spec) {
+    if (!window.vegaEmbed) return;
+    const old = views.get(container);
+    const result = await window.vegaEmbed(container, spec, {
+      actions: false, renderer: "svg", theme: darkMode() ? "dark" : undefined,
+      config: { background: null },
+    });
+    if (old) old.finalize();
+    views.set(container, result.view);
+    container.dataset.spec = JSON.stringify(spec);
+  }
+  new MutationObserver(() => {
+    for (const c of views.keys()) if (c.dataset.spec) draw(c, JSON.parse(c.dataset.spec));
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+
+  // ---- start ------------------------------------------------------------------------------------------
+  readHash();
+  setAll();
+  showMode();
+  showSides();
+  matchedBox.checked = !!state.matched;
+  renderRun(DATA.precomputed.run, false);
+  summary.textContent = DATA.precomputed.run.derived.summary;
+  if (location.protocol === "file:") {
+    status("The live lab needs a local web server (browsers block its Python runtime on file:// pages): "
+           + "run  python3 -m http.server --directory _build/html 8000  and open http://localhost:8000/book/lab.html",
+           false, true);
+    root.dataset.fileProtocol = "true";
+  } else {
+    startWorker();
+  }
+  // For tests and the curious: the live lab's calls.
+  window.vsockLab = { call: (fn, ...args) => call(fn, ...args), state, ready: () => state.ready };
+})();

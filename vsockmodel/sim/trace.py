@@ -1,0 +1,82 @@
+"""Reading a run's trace: who held the guest socket's lock, who waited for it, and when.
+
+A trace (``run(..., trace=True).trace``) is a list of ``(t_ns, actor, event,
+info)``. The socket lock's events come from ``GuestSock``: ``lock_wait``
+(``__lock_sock`` puts the task to sleep), ``lock`` (it owns the socket),
+``unlock`` (``release_sock``). The book's timeline figures and the browser
+lab's both draw what ``lock_spans`` returns.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+LOCK_ACTORS = ("worker", "reader")
+
+
+@dataclass(frozen=True)
+class Span:
+    actor: str       # "worker" (the RX worker, CPU1) or "reader" (recv(), CPU0)
+    kind: str        # "holds": owns the socket lock; "waits": asleep in __lock_sock
+    start_ns: float
+    end_ns: float
+
+
+def lock_spans(trace: list) -> list[Span]:
+    """Every interval in which the worker or the reader held, or waited for, the
+    socket lock, in time order. A hold still open when the trace ends is left out."""
+    spans: list[Span] = []
+    owned_from: dict[str, float] = {}
+    waiting_from: dict[str, float] = {}
+    for t, actor, event, _info in sorted(trace, key=lambda e: e[0]):
+        if actor not in LOCK_ACTORS:
+            continue
+        if event == "lock":
+            owned_from[actor] = t
+            if actor in waiting_from:
+                spans.append(Span(actor, "waits", waiting_from.pop(actor), t))
+        elif event == "unlock" and actor in owned_from:
+            spans.append(Span(actor, "holds", owned_from.pop(actor), t))
+        elif event == "lock_wait" and actor not in waiting_from:
+            waiting_from[actor] = t
+    spans.sort(key=lambda s: s.start_ns)
+    return spans
+
+
+def event_times(trace: list, actor: str, events: tuple[str, ...]) -> list[float]:
+    """Sorted times (ns) of an actor's trace events of the given kinds."""
+    return sorted(t for t, a, e, _ in trace if a == actor and e in events)
+
+
+def busiest_window(trace: list, span_ns: float, min_recvs: int = 2) -> float:
+    """Start (ns) of the ``span_ns`` window with the most packets queued, among
+    the windows in which the reader returns from ``recv()`` at least
+    ``min_recvs`` times.
+
+    A window picked at random may show a pause: the baseline's RX worker spends
+    long stretches idle, waiting for vhost to refill the ring.
+    """
+    queued = event_times(trace, "worker", ("enqueue", "tail_copy"))
+    reads = event_times(trace, "reader", ("recv",))
+    if not queued:
+        return 0.0
+    best, best_n = queued[0], -1
+    for i, t in enumerate(queued):
+        n = bisect.bisect_right(queued, t + span_ns) - i
+        if n > best_n and bisect.bisect_right(reads, t + span_ns) - bisect.bisect_left(reads, t) >= min_recvs:
+            best, best_n = t, n
+    return best
+
+
+def shares(spans: list[Span], t0_ns: float, t1_ns: float) -> dict[str, float]:
+    """Share of [t0, t1] each actor held the lock ("worker holds", ...) and waited for it."""
+    width = t1_ns - t0_ns
+    out = {f"{a} {k}": 0.0 for a in LOCK_ACTORS for k in ("holds", "waits")}
+    if width <= 0:
+        return out
+    for s in spans:
+        overlap = min(s.end_ns, t1_ns) - max(s.start_ns, t0_ns)
+        if overlap > 0:
+            out[f"{s.actor} {s.kind}"] += overlap / width
+    return out
