@@ -24,7 +24,9 @@ async function init(msg) {
 
 function call(msg) {
   try {
-    const args = msg.args.map((a) => (a === null || typeof a !== "object" ? a : JSON.stringify(a)));
+    // Objects cross as JSON text; null as undefined, which Python sees as None
+    // (Pyodide turns a JS null into its own jsnull, not None).
+    const args = msg.args.map((a) => (a === null ? undefined : typeof a === "object" ? JSON.stringify(a) : a));
     const value = api[msg.fn](...args);
     postMessage({ op: "result", id: msg.id, value: typeof value === "string" ? value : JSON.stringify(value) });
   } catch (err) {

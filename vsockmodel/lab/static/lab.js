@@ -232,6 +232,7 @@
       set(v) {
         const isDefault = v === null || v === undefined;
         if (optional) { optional.checked = isDefault; text.disabled = slider.disabled = isDefault; }
+        text.placeholder = isDefault ? "default" : "";
         if (isDefault) return;
         text.value = typeof v === "number" && p.kind === "size" ? sizeText(v) : String(v);
       },
@@ -341,7 +342,7 @@
     if (!state.ready) return;
     const config = configOf(state.values);
     let checked;
-    try { checked = await fresh("check", config); } catch (e) { return; }
+    try { checked = await fresh("check", config); } catch (e) { failed(e); return; }
     for (const p of PARAMS) controls[p.name].setError("");
     generalError.textContent = "";
     if (!checked.ok) {
@@ -363,7 +364,7 @@
 
   // ---- the three modes ----------------------------------------------------------------------------
   const panels = {};
-  for (const [mode, label] of [["run", "Run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"]]) {
+  for (const [mode, label] of [["run", "One run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"]]) {
     const tab = el("button", { type: "button", role: "tab", class: "lab-tab", "data-mode": mode, text: label,
                                onclick: () => { state.mode = mode; writeHash(); showMode(); onInput(); } });
     modes.append(tab);
@@ -416,7 +417,6 @@
   function renderRun(res, live) {
     headline.replaceChildren(...res.headline.map((r) => el("tr", { "data-key": r.key },
       el("th", { scope: "row", text: r.label }), el("td", { text: r.text + (r.unit && r.text !== "-" ? " " + r.unit : "") }))));
-    const wt = res.worker_time;
     headline.append(el("tr", { "data-key": "vhost_no_rx_buf" },
       el("th", { scope: "row", text: "vhost waiting for guest RX buffers" }),
       el("td", { text: (100 * res.vhost_no_rx_buf).toFixed(0) + " % of the run" })));
@@ -425,8 +425,7 @@
       : "Precomputed with CPython when the book was built (the default settings). The live lab takes over once Python has loaded.";
     provenance.dataset.live = live ? "true" : "false";
     draw(workerChart, res.charts.worker_time);
-    workerText.textContent = res.charts.worker_time.description
-      + ` (busy ${(100 * wt.busy).toFixed(0)} %, lock wait ${(100 * wt.lock_wait).toFixed(0)} %, idle ${(100 * wt.idle).toFixed(0)} %).`;
+    workerText.textContent = res.charts.worker_time.description;
     commandBlock(res.command);
     root.dataset.lastRun = JSON.stringify(res.result);
   }
@@ -435,18 +434,25 @@
     if (!state.ready || !lastValid) return;
     status("Running…", true);
     let res;
-    try { res = await fresh("run", lastValid.config); } catch (e) { if (e.message !== "stale") status(e.message, false, true); return; }
+    try { res = await fresh("run", lastValid.config); } catch (e) { failed(e); return; }
     if (!res.ok) { showError(res); return; }
     renderRun(res, true);
     status(`Ran in ${res.elapsed_ms.toFixed(0)} ms.`, false);
     if (timelineBox.open) drawTimeline(null);
   }
 
+  // The timeline's window stays where the reader put it while the settings stay
+  // the same; new settings start at the run's busiest window.
+  let timelineKey = null, timelineT0 = null;
   async function drawTimeline(t0) {
     if (!state.ready || !lastValid) return;
+    const key = JSON.stringify(lastValid.config);
+    if (t0 === null && key === timelineKey) t0 = timelineT0;
     let res;
-    try { res = await fresh("timeline", lastValid.config, t0); } catch (e) { return; }
+    try { res = await fresh("timeline", lastValid.config, t0); } catch (e) { failed(e); return; }
     if (!res.ok) { showError(res); return; }
+    timelineKey = key;
+    timelineT0 = res.t0_us;
     timelineSlider.max = Math.max(0, res.end_us - res.span_us);
     timelineSlider.value = res.t0_us;
     timelineSlider.setAttribute("aria-valuetext", res.t0_us.toFixed(0) + " µs");
@@ -456,6 +462,7 @@
   timelineBox.addEventListener("toggle", () => { if (timelineBox.open) drawTimeline(null); });
   let timelineDebounce = null;
   timelineSlider.addEventListener("input", () => {
+    timelineT0 = Number(timelineSlider.value);      // where the reader wants it, from now on
     clearTimeout(timelineDebounce);
     timelineDebounce = setTimeout(() => drawTimeline(Number(timelineSlider.value)), 60);
   });
@@ -497,7 +504,7 @@
     const n = Number(nSelect.value);
     status(`Comparing: ${2 * n} runs…`, true);
     let res;
-    try { res = await fresh("compare", state.a, state.b, n); } catch (e) { if (e.message !== "stale") status(e.message, false, true); return; }
+    try { res = await fresh("compare", state.a, state.b, n); } catch (e) { failed(e); return; }
     if (!res.ok) { showError(res); return; }
     const [lo, hi] = res.change_ci;
     const sign = (x) => (x >= 0 ? "+" : "") + x.toFixed(1);
@@ -538,15 +545,16 @@
     const points = [];
     sweepProgress.value = 0;
     root.dataset.sweepDone = "false";
+    root.dataset.sweepPoints = "0";
     for (const payload of SCHEMA.sweep_payloads) {
       if (generation !== state.generation) return;          // the input changed: stop here
       status(`Sweeping: ${fmtSize(payload)}…`, true);
       let pt;
-      try { pt = await call("sweep_point", base, payload, matched, other); } catch (e) { return; }
+      try { pt = await call("sweep_point", base, payload, matched, other); } catch (e) { failed(e); return; }
       if (generation !== state.generation) return;
       if (pt.ok) points.push({ payload: pt.payload, value: pt.value });
       let chart;
-      try { chart = await call("sweep_chart", base, points, matched, other); } catch (e) { return; }
+      try { chart = await call("sweep_chart", base, points, matched, other); } catch (e) { failed(e); return; }
       if (generation !== state.generation) return;
       draw(sweepChart, chart.spec);
       sweepText.textContent = chart.text;
@@ -555,6 +563,11 @@
     }
     root.dataset.sweepDone = "true";
     status(`Swept ${points.length} payloads.`, false);
+  }
+
+  // A call that failed for a reason other than being superseded: say so.
+  function failed(e) {
+    if (e.message !== "stale" && e.message !== "cancelled") status("Failed: " + e.message, false, true);
   }
 
   // ---- drawing --------------------------------------------------------------------------------------

@@ -1,0 +1,335 @@
+"""The browser lab in headless Chromium, network closed: the model live in the page.
+
+- Parity: the lab's worker (Pyodide, Python 3.14) returns the same
+  ``to_dict()`` as CPython for the same seed: integers equal, floats to 1e-9.
+- The page: sizes set by slider and by typing, run, compare, sweep; bad input
+  shows the API's message and runs nothing; a stale run is cancelled; the URL
+  round-trips the state; the copied command reproduces the run.
+- No console errors, no request outside localhost; chapter pages never load
+  the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+
+import pytest
+
+import vsockmodel as vm
+from book_support import HTML, ensure_book_built, serve
+from browser_support import chromium, offline_page
+from vsockmodel import cli
+
+pytestmark = pytest.mark.browser
+
+READY_MS = 90_000        # a cold start on a loaded 2-core machine; the benchmark measures it
+
+PARITY = [
+    {"variant": "baseline", "payload": 2048},
+    {"variant": "p1-p5", "payload": "2K", "buffer": "48K", "batch_pkts": 16, "headroom_check": False},
+    {"variant": "pre-skb", "payload": 300, "rx_buf_payload": "1K", "seed": 7},
+    {"variant": "p1-p3", "payload": 9000, "recv_size": 9000, "vhost_used_batch": True},
+    {"variant": "p1-p5", "workload": "pingpong", "payload": 64, "requests": 100},
+    {"variant": "baseline", "workload": "pingpong", "payload": 4096, "host_lock": True, "requests": 50},
+    {"variant": "p1-p3", "payload": 777, "rx_ring_size": 256, "rcvlowat": 4096},
+    {"variant": "p1-p5", "payload": 65536, "batch_bytes": "16K"},
+    {"variant": "baseline", "buffer": 1024, "payload": 256},           # a reset
+    {"variant": "p1-p5", "payload": 100, "transfer": "200K", "seed": 42},
+    {"variant": "pre-skb", "payload": 12288, "recv_size": 1000},
+    {"variant": "p1-p3", "payload": 1500, "headroom_check": False, "buffer": "8K", "seed": 3},
+    {"variant": "baseline", "payload": 64, "rx_buf_payload": 128, "transfer": "64K", "host_lock": True},
+]
+
+
+@pytest.fixture(scope="module")
+def site():
+    ensure_book_built()
+    with serve(HTML) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def lab(site, browser):
+    """One lab page, ready (Pyodide and the model loaded), shared by the tests."""
+    page, watch = offline_page(browser, site, viewport={"width": 1280, "height": 1600})
+    page.goto(site + "book/lab.html")
+    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    page.wait_for_selector(".lab-provenance[data-live=true]", timeout=60_000)
+    yield page, watch
+    page.context.close()
+
+
+def _same(a, b, path="result"):
+    """Integers (and everything else) equal; floats equal to 1e-9 relative."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, (int, float)) and isinstance(b, (int, float)), path
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0), f"{path}: {a!r} vs {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} vs {b!r}"
+
+
+def _call(page, fn, *args):
+    return page.evaluate("([fn, args]) => window.vsockLab.call(fn, ...args)", [fn, list(args)])
+
+
+@pytest.mark.parametrize("config", PARITY, ids=[str(i) for i in range(len(PARITY))])
+def test_the_browser_runs_the_same_model_as_cpython(lab, config):
+    page, _ = lab
+    res = _call(page, "run", config)
+    assert res["ok"], res
+    _same(json.loads(json.dumps(vm.run(**config).to_dict())), res["result"])
+
+
+def _field(page, name):
+    return page.locator(f'.lab-field[data-param="{name}"]')
+
+
+def _last_run(page):
+    return json.loads(page.evaluate("document.getElementById('vsock-lab').dataset.lastRun"))
+
+
+def _wait_run(page, predicate_js, timeout=30_000):
+    page.wait_for_function(
+        f"(() => {{ const d = document.getElementById('vsock-lab').dataset.lastRun;"
+        f" if (!d) return false; const r = JSON.parse(d); return {predicate_js}; }})()", timeout=timeout)
+
+
+def test_typing_a_size_runs_it_and_moves_the_slider(lab):
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=run]").click()
+    text = _field(page, "payload").locator("input.lab-text")
+    text.fill("2K")
+    text.press("Enter")
+    _wait_run(page, "r.params.payload === 2048")
+    slider = _field(page, "payload").locator("input.lab-slider")
+    assert slider.get_attribute("aria-valuetext") == "2 KiB"
+    assert _last_run(page) == json.loads(json.dumps(vm.run(payload=2048).to_dict()))
+
+
+def test_the_slider_reaches_sizes_and_says_them(lab):
+    page, _ = lab
+    slider = _field(page, "buffer").locator("input.lab-slider")
+    slider.focus()
+    before = _last_run(page)["params"]["buffer"]
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    _wait_run(page, f"r.params.buffer !== {before}")
+    buffer = _last_run(page)["params"]["buffer"]
+    assert 0 < buffer < before
+    assert slider.get_attribute("aria-valuetext").endswith("KiB")
+    text = _field(page, "buffer").locator("input.lab-text").input_value()
+    assert vm.parse_size(text) == buffer
+    # back to the default, typed
+    t = _field(page, "buffer").locator("input.lab-text")
+    t.fill("256K")
+    t.press("Enter")
+    _wait_run(page, "r.params.buffer === 262144")
+
+
+def test_bad_input_shows_the_apis_message_and_runs_nothing(lab):
+    page, _ = lab
+    before = page.evaluate("document.getElementById('vsock-lab').dataset.lastRun")
+    text = _field(page, "payload").locator("input.lab-text")
+    text.fill("banana")
+    text.press("Enter")
+    err = _field(page, "payload").locator(".lab-field-error")
+    err.wait_for(state="visible", timeout=15_000)
+    with pytest.raises(ValueError) as exc:
+        vm.make_params(payload="banana")
+    assert err.text_content() == str(exc.value)
+    page.wait_for_timeout(800)
+    assert page.evaluate("document.getElementById('vsock-lab').dataset.lastRun") == before
+    assert page.locator(".lab-panel[data-mode=run] .lab-button").first.is_disabled()
+    text.fill("4K")
+    text.press("Enter")
+    _wait_run(page, "r.params.payload === 4096")
+    assert err.text_content() == ""
+
+
+def test_knobs_that_do_not_apply_are_disabled_with_the_reason(lab):
+    page, _ = lab
+    variant = _field(page, "variant").locator("select")
+    variant.select_option("baseline")
+    batch = _field(page, "batch_pkts")
+    assert batch.locator("input.lab-text").is_disabled()
+    assert "lock_sock once per packet" in batch.locator(".lab-why").text_content()
+    variant.select_option("p1-p3")
+    page.wait_for_function(
+        "!document.querySelector('.lab-field[data-param=batch_pkts] input.lab-text').disabled")
+    _wait_run(page, "r.params.variant === 'p1-p3'")
+    variant.select_option("baseline")
+    _wait_run(page, "r.params.variant === 'baseline'")
+
+
+def test_the_copied_command_reproduces_the_run(lab, capsys):
+    page, _ = lab
+    _field(page, "variant").locator("select").select_option("p1-p5")
+    t = _field(page, "payload").locator("input.lab-text")
+    t.fill("3000")
+    t.press("Enter")
+    _wait_run(page, "r.params.payload === 3000 && r.params.variant === 'p1-p5'")
+    page.locator(".lab-panel[data-mode=run] .lab-copy").first.click()
+    command = page.evaluate("document.getElementById('vsock-lab').dataset.copied")
+    argv = shlex.split(command)
+    assert argv[:4] == ["python", "-m", "vsockmodel", "run"]
+    assert cli.main(argv[3:] + ["--json"]) == 0
+    _same(json.loads(capsys.readouterr().out), _last_run(page))
+
+
+def test_the_url_holds_the_whole_state(lab, browser, site):
+    page, _ = lab
+    page.wait_for_function("location.hash.includes('payload=3000')")
+    url = page.url
+    assert "variant=p1-p5" in url
+    other, watch = offline_page(browser, site)
+    other.goto(url)
+    other.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    _wait_run(other, "r.params.payload === 3000 && r.params.variant === 'p1-p5'", timeout=60_000)
+    assert _last_run(other) == _last_run(page)
+    assert other.locator('.lab-field[data-param="payload"] input.lab-text').input_value() == "3000"
+    assert watch.errors == [] and watch.external == []
+    other.context.close()
+
+
+def test_compare_gives_the_paired_change(lab):
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=compare]").click()
+    _field(page, "variant").locator("select").select_option("baseline")
+    t = _field(page, "payload").locator("input.lab-text")
+    t.fill("256")
+    t.press("Enter")
+    page.wait_for_function("location.hash.includes('payload=256')")
+    page.wait_for_timeout(400)
+    page.get_by_role("button", name="Use as A").click()
+    _field(page, "variant").locator("select").select_option("p1-p5")
+    page.wait_for_timeout(400)
+    page.get_by_role("button", name="Use as B").click()
+    page.locator("#lab-pairs").select_option("3")
+    page.get_by_role("button", name="Compare", exact=True).click()
+    result = page.locator(".lab-change")
+    page.wait_for_function("document.querySelector('.lab-change').dataset.change !== undefined", timeout=60_000)
+    expected = vm.compare("baseline", "p1-p5", replications=3, payload=256)
+    assert math.isclose(float(result.get_attribute("data-change")), expected.change_pct, rel_tol=1e-9)
+    assert "B against A" in result.text_content()
+    assert page.locator(".lab-chart[data-chart=compare] svg").count() == 1
+
+
+def test_a_sweep_draws_point_by_point_with_the_measurements(lab):
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=sweep]").click()
+    page.get_by_role("button", name="Sweep").click()
+    page.wait_for_function("document.getElementById('vsock-lab').dataset.sweepPoints >= 1", timeout=30_000)
+    page.wait_for_function("document.getElementById('vsock-lab').dataset.sweepDone === 'true'", timeout=120_000)
+    assert page.evaluate("document.getElementById('vsock-lab').dataset.sweepPoints") == "16"
+    spec = json.loads(page.locator(".lab-chart[data-chart=sweep]").get_attribute("data-spec"))
+    series = {row["series"] for layer in spec["layer"] for row in layer["data"]["values"]}
+    assert "measured, v1" in series                      # p1-p5 on the test bed
+    assert page.locator(".lab-chart[data-chart=sweep] svg").count() == 1
+
+
+def test_a_stale_sweep_stops_when_the_input_changes(lab):
+    page, _ = lab
+    page.get_by_role("button", name="Sweep").click()
+    page.wait_for_function("document.getElementById('vsock-lab').dataset.sweepPoints >= 1", timeout=30_000)
+    t = _field(page, "payload").locator("input.lab-text")
+    t.fill("512")
+    t.press("Enter")
+    page.wait_for_timeout(3000)
+    assert page.evaluate("document.getElementById('vsock-lab').dataset.sweepDone") == "false"
+    assert int(page.evaluate("document.getElementById('vsock-lab').dataset.sweepPoints")) < 16
+
+
+def test_a_stale_long_run_is_cancelled(lab):
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=run]").click()
+    # A run of 400,000 one-byte packets takes many seconds; changing the input
+    # must not wait for it: the lab replaces the busy worker.
+    t = _field(page, "payload").locator("input.lab-text")
+    t.fill("1")
+    t.press("Enter")
+    tr = _field(page, "transfer")
+    tr.locator("input.lab-default").uncheck()
+    tr.locator("input.lab-text").fill("399000")
+    tr.locator("input.lab-text").press("Enter")
+    page.wait_for_function("document.querySelector('.lab-status').textContent.startsWith('Running')", timeout=15_000)
+    page.wait_for_timeout(500)
+    tr.locator("input.lab-default").check()
+    t.fill("1K")
+    t.press("Enter")
+    page.wait_for_function("window.vsockLab.ready()", timeout=READY_MS)
+    _wait_run(page, "r.params.payload === 1024 && r.writes < 100000", timeout=READY_MS)
+    assert _last_run(page)["params"]["transfer"] != 399000
+
+
+def test_the_lock_timeline_comes_from_the_runs_trace_and_its_window_moves(lab):
+    page, _ = lab
+    page.wait_for_function("window.vsockLab.ready()", timeout=READY_MS)
+    page.locator(".lab-tab[data-mode=run]").click()
+    page.locator(".lab-timeline summary").click()
+    chart = page.locator(".lab-chart[data-chart=timeline]")
+    page.wait_for_function("document.querySelector('.lab-chart[data-chart=timeline] svg') !== null",
+                           timeout=60_000)
+    first = json.loads(chart.get_attribute("data-spec"))
+    slider = page.locator(".lab-timeline input.lab-slider")
+    middle = float(slider.get_attribute("max")) / 2
+    assert middle > 0
+    slider.evaluate(f"(s) => {{ s.value = '{middle}'; s.dispatchEvent(new Event('input')); }}")
+    page.wait_for_function(
+        "Math.abs(JSON.parse(document.querySelector('.lab-chart[data-chart=timeline]').dataset.spec)"
+        f".encoding.x.scale.domain[0] - {middle}) < 1e-6", timeout=30_000)
+    moved = json.loads(chart.get_attribute("data-spec"))
+    d0, d1 = (s["encoding"]["x"]["scale"]["domain"] for s in (first, moved))
+    assert d1[1] - d1[0] == pytest.approx(d0[1] - d0[0])        # the same width, elsewhere
+    assert moved["data"]["values"] and "Socket lock from" in page.locator(".lab-timeline .lab-alt").text_content()
+
+
+def test_the_lab_made_no_error_and_no_request_outside(lab):
+    _, watch = lab
+    assert watch.errors == []
+    assert watch.external == []
+
+
+def test_the_precomputed_result_shows_before_python_is_ready(browser, site):
+    page, watch = offline_page(browser, site)
+    page.route("**/pyodide.asm.wasm", lambda route: None)      # hold the runtime back
+    page.goto(site + "book/lab.html")
+    prov = page.locator(".lab-provenance")
+    assert prov.get_attribute("data-live") == "false" and "Precomputed" in prov.text_content()
+    row = page.locator('.lab-headline tr[data-key="throughput_gbps"] td').text_content()
+    assert row == f"{vm.run(seed=1).throughput_gbps:.3f} Gbit/s"
+    page.context.close()
+
+
+def test_opened_as_a_file_it_says_how_to_serve_it(browser):
+    ensure_book_built()
+    page, _ = offline_page(browser, "file://")
+    page.goto((HTML / "book" / "lab.html").as_uri())
+    status = page.locator(".lab-status").text_content()
+    assert "python3 -m http.server" in status and "file://" in status
+    page.context.close()
+
+
+@pytest.mark.parametrize("name", ["chapters/01-skbuff.html", "chapters/03-batched-rx.html", "book/intro.html"])
+def test_chapter_pages_do_not_load_the_runtime(browser, site, name):
+    page, watch = offline_page(browser, site)
+    page.goto(site + name)
+    page.wait_for_load_state("load")
+    loaded = [u for u in watch.requests if "pyodide" in u or "/_static/lab/" in u or "vega" in u]
+    assert loaded == []
+    page.context.close()
