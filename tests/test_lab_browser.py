@@ -238,7 +238,7 @@ def test_a_sweep_draws_point_by_point_with_the_measurements(lab):
     page.wait_for_function("document.getElementById('vsock-lab').dataset.sweepDone === 'true'", timeout=120_000)
     assert page.evaluate("document.getElementById('vsock-lab').dataset.sweepPoints") == "16"
     spec = json.loads(page.locator(".lab-chart[data-chart=sweep]").get_attribute("data-spec"))
-    series = {row["series"] for layer in spec["layer"] for row in layer["data"]["values"]}
+    series = {row["series"] for rows in spec["datasets"].values() for row in rows}
     assert "measured, v1" in series                      # p1-p5 on the test bed
     assert page.locator(".lab-chart[data-chart=sweep] svg").count() == 1
 
@@ -285,6 +285,7 @@ def test_the_lock_timeline_comes_from_the_runs_trace_and_its_window_moves(lab):
     chart = page.locator(".lab-chart[data-chart=timeline]")
     page.wait_for_function("document.querySelector('.lab-chart[data-chart=timeline] svg') !== null",
                            timeout=60_000)
+    assert "Socket lock from" in chart.locator("svg").get_attribute("aria-label")
     first = json.loads(chart.get_attribute("data-spec"))
     slider = page.locator(".lab-timeline input.lab-slider")
     middle = float(slider.get_attribute("max")) / 2

@@ -75,6 +75,7 @@ def describe() -> str:
     """The parameter schema and what the lab offers, for building its controls."""
     doc = schema.to_json()
     doc.update(sweep_payloads=list(SWEEP_PAYLOADS), compare_replications=list(COMPARE_REPLICATIONS),
+               themes=charts.THEMES,
                headline=[{"key": k, "label": label, "unit": unit} for k, label, unit, _ in HEADLINE])
     return _json(doc)
 

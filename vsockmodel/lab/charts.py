@@ -6,8 +6,9 @@ here and tested under CPython. Every spec carries a ``description``: the
 figure's values in words, which vega-embed puts on the SVG for screen
 readers and the lab also prints beside the figure.
 
-Colours are the book's Okabe-Ito palette (colour-blind safe); the page picks
-a light or dark Vega theme for the text and axes.
+Colours are the book's Okabe-Ito palette (colour-blind safe), readable on a
+light and on a dark page; ``THEMES`` gives the text and axes of each, which
+the page merges over a figure's own configuration.
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ from ..bookkit.palette import ACTOR_COLORS, COLORS, VARIANT_COLORS
 from ..model.units import fmt_size
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"   # a version tag: never fetched
+
+# Text and axes for a light and a dark page (the figures have no background).
+_INK = {"light": ("#222222", "#555555", "#dddddd"), "dark": ("#eeeeee", "#bbbbbb", "#444444")}
+THEMES = {
+    name: {"background": None, "title": {"color": text},
+           "axis": {"labelColor": text, "titleColor": text, "domainColor": muted, "tickColor": muted,
+                    "gridColor": grid},
+           "legend": {"labelColor": text, "titleColor": text},
+           "text": {"color": text}}
+    for name, (text, muted, grid) in _INK.items()
+}
 
 WORKER_PARTS = (("busy", "on its CPU", COLORS["blue"]),
                 ("lock_wait", "waiting for the socket lock", COLORS["vermillion"]),
@@ -126,19 +138,25 @@ def sweep(points: list[dict], label: str, metric: str, unit: str, measured: list
              "scale": {"domain": series, "range": palette[:len(series)]}}
     x = _size_axis(planned or [p["payload"] for p in points])
     y = {"field": "value", "type": "quantitative", "title": f"{metric} ({unit})"}
-    layers = [{"data": {"values": model}, "mark": {"type": "line", "point": {"size": 50}, "tooltip": True},
+    # Named datasets: as points arrive only "model" grows, and the page updates
+    # the drawn figure's data instead of drawing it again.
+    layers = [{"data": {"name": "model"}, "mark": {"type": "line", "point": {"size": 50}, "tooltip": True},
                "encoding": {"x": x, "y": y, "color": color}}]
+    datasets = {"model": model}
     if meas:
-        layers.append({"data": {"values": meas}, "mark": {"type": "point", "shape": "diamond", "size": 70,
-                                                          "filled": True, "tooltip": True},
+        datasets["measured"] = meas
+        layers.append({"data": {"name": "measured"},
+                       "mark": {"type": "point", "shape": "diamond", "size": 70, "filled": True, "tooltip": True},
                        "encoding": {"x": x, "y": y, "color": color}})
         with_ci = [m for m in meas if m.get("ci_low") is not None]
         if with_ci:
-            layers.append({"data": {"values": with_ci}, "mark": {"type": "rule", "strokeWidth": 1.5},
+            datasets["measured_ci"] = with_ci
+            layers.append({"data": {"name": "measured_ci"}, "mark": {"type": "rule", "strokeWidth": 1.5},
                            "encoding": {"x": x, "y": {"field": "ci_low", "type": "quantitative"},
                                         "y2": {"field": "ci_high"}, "color": color}})
     spec = _base(text, 260)
     spec["layer"] = layers
+    spec["datasets"] = datasets
     return spec
 
 

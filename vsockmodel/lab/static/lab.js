@@ -571,21 +571,48 @@
   }
 
   // ---- drawing --------------------------------------------------------------------------------------
-  const views = new Map();
-  async function draw(container, spec) {
-    if (!window.vegaEmbed) return;
-    const old = views.get(container);
-    const result = await window.vegaEmbed(container, spec, {
-      actions: false, renderer: "svg", theme: darkMode() ? "dark" : undefined,
-      config: { background: null },
-    });
-    if (old) old.finalize();
-    views.set(container, result.view);
-    container.dataset.spec = JSON.stringify(spec);
+  // Figures are drawn by a second worker (lab-render.js: Vega) into SVG text;
+  // the page only inserts it, so drawing never blocks the main thread.
+  const renderer = location.protocol === "file:" ? null : new Worker(STATIC + "lab/lab-render.js");
+  const drawing = new Map();      // id -> container
+  let drawId = 0;
+  if (renderer) {
+    renderer.onmessage = (event) => {
+      const { id, svg, error } = event.data;
+      const container = drawing.get(id);
+      drawing.delete(id);
+      if (!container || Number(container.dataset.drawId) !== id) return;   // a newer drawing is coming
+      if (error) { container.textContent = "(figure not drawn: " + error + ")"; return; }
+      container.innerHTML = svg;
+      const figure = container.querySelector("svg");
+      if (figure) {
+        figure.setAttribute("role", "img");
+        figure.setAttribute("aria-label", JSON.parse(container.dataset.spec).description);
+      }
+      container.dataset.drawn = "true";
+    };
   }
-  new MutationObserver(() => {
-    for (const c of views.keys()) if (c.dataset.spec) draw(c, JSON.parse(c.dataset.spec));
-  }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  function draw(container, spec) {
+    container.dataset.spec = JSON.stringify(spec);
+    if (!renderer) return;
+    const id = ++drawId;
+    container.dataset.drawId = String(id);
+    drawing.set(id, container);
+    renderer.postMessage({ id, spec, width: container.clientWidth || 600,
+                           theme: SCHEMA.themes[darkMode() ? "dark" : "light"] });
+  }
+  const redrawAll = () => {
+    for (const c of root.querySelectorAll(".lab-chart[data-spec]")) draw(c, JSON.parse(c.dataset.spec));
+  };
+  new MutationObserver(redrawAll).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  let resizeTimer = null;
+  let lastWidth = root.clientWidth;
+  new ResizeObserver(() => {
+    if (root.clientWidth === lastWidth) return;
+    lastWidth = root.clientWidth;
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(redrawAll, 200);
+  }).observe(root);
 
   // ---- start ------------------------------------------------------------------------------------------
   readHash();
