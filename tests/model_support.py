@@ -47,3 +47,42 @@ def queue(sk: GuestSock, *lengths: int, offsets: dict | None = None) -> list[Skb
     sk.buf_used += sum(s.len for s in skbs)
     sk.stats.bytes_enqueued += sum(s.len for s in skbs)
     return skbs
+
+
+class SignalLog:
+    """Stands in for the RX worker on vhost's side: counts vhost_signal()s."""
+
+    def __init__(self):
+        self.signals = 0
+
+    def signal(self, t):
+        self.signals += 1
+
+
+class IdleSender:
+    """Stands in for the host sender: nobody waits for send space."""
+
+    blocked = None
+    resume_at = None
+
+    def notify(self, t):
+        pass
+
+
+def vhost_alone(used_batch=False, **params):
+    """vhost with a plentiful guest ring and credit, a SignalLog worker and an IdleSender."""
+    from vsockmodel.sim.host import HostSocket, Vhost
+
+    p, costs = vm.make_params(vhost_used_batch=used_batch, **params)
+    vq = RxVirtqueue(p.rx_ring_size)
+    vq.avail = 1000                                     # buffers are not the limit here
+    vhost = Vhost(Sim(p, costs), vq, HostSocket(peer_buf_alloc=1 << 30))
+    vhost.worker = SignalLog()
+    vhost.sender = IdleSender()
+    return vhost, vq
+
+
+def drain(steps) -> None:
+    """Run a kernel function's generator to its end, outside a simulation (nothing else is scheduled)."""
+    for _ in steps:
+        pass

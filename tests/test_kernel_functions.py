@@ -8,12 +8,11 @@ import pytest
 import vsockmodel as vm
 from vsockmodel.model import kernel
 from vsockmodel.model.params import MAX_WORK
-from vsockmodel.sim.engine import Sim
-from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
+from vsockmodel.sim.host import HostSkb
 from vsockmodel.sim.sock import Skb
-from vsockmodel.sim.virtqueue import Packet, RxVirtqueue
+from vsockmodel.sim.virtqueue import Packet
 
-from model_support import guest, queue, reader
+from model_support import drain, guest, queue, reader, vhost_alone
 
 TRUESIZE = kernel.SKB_TRUESIZE_0                   # 576: one metadata slot
 
@@ -26,16 +25,16 @@ def test_the_metadata_budget_admits_exactly_buf_alloc():
     buffer = 2 * TRUESIZE
     assert kernel.rx_skb_has_headroom(1, buffer) and not kernel.rx_skb_has_headroom(2, buffer)
     sk, worker = guest(buffer=buffer)
-    assert worker.recv_enqueue(Packet(200, 0)) and worker.recv_enqueue(Packet(200, 1))
+    assert worker.virtio_transport_recv_enqueue(Packet(200, 0)) and worker.virtio_transport_recv_enqueue(Packet(200, 1))
     assert len(sk.rx_queue) == 2
 
 
 def test_the_batch_keeps_the_lock_while_one_more_slot_fits():
     sk, worker = guest(buffer=2 * TRUESIZE, variant="p1-p3")
     queue(sk, 200)
-    assert worker.recv_pkt_batchable()                  # (1 + 1) * 576 <= 1152
+    assert worker.virtio_transport_recv_pkt_batchable()                  # (1 + 1) * 576 <= 1152
     queue(sk, 200)
-    assert not worker.recv_pkt_batchable()
+    assert not worker.virtio_transport_recv_pkt_batchable()
 
 
 # ---- virtio_transport_collapse_rx_queue() --------------------------------------------------
@@ -45,7 +44,7 @@ def test_collapse_keeps_a_partly_read_skb_as_it_is():
     # its offset (and the fwd_cnt it will return) is not lost.
     sk, worker = guest(buffer="256K")
     head, *_ = queue(sk, 200, 200, 200, 200, offsets={0: 50})
-    worker.collapse_rx_queue(1)
+    worker.virtio_transport_collapse_rx_queue(1)
     assert sk.rx_queue[0] is head and head.off == 50
     assert [s.len for s in sk.rx_queue] == [200, 600]
 
@@ -55,25 +54,25 @@ def test_collapse_sizes_the_new_skb_to_the_run_and_keeps_the_kmalloc_slack():
     # 1024 bytes, so the new skb has 60 bytes of tailroom after the run.
     sk, worker = guest(buffer="256K")
     queue(sk, 200, 200, 200)
-    worker.collapse_rx_queue(1)
+    worker.virtio_transport_collapse_rx_queue(1)
     assert [(s.len, s.room) for s in sk.rx_queue] == [(600, kernel.rx_skb_room(600) - 600)] == [(600, 60)]
     # ... which a later small packet's tail-copy may use, all but one byte
-    assert worker.recv_enqueue(Packet(59, 1)) and [s.len for s in sk.rx_queue] == [659]
-    assert worker.recv_enqueue(Packet(1, 2)) and [s.len for s in sk.rx_queue] == [659, 1]
+    assert worker.virtio_transport_recv_enqueue(Packet(59, 1)) and [s.len for s in sk.rx_queue] == [659]
+    assert worker.virtio_transport_recv_enqueue(Packet(1, 2)) and [s.len for s in sk.rx_queue] == [659, 1]
 
 
 def test_collapse_stops_once_it_has_saved_enough():
     # No new skb is started once min_to_free skbs are saved.
     sk, worker = guest(buffer="256K")
     queue(sk, 200, 200, 200, 200, 200, 200, offsets={3: 10})
-    worker.collapse_rx_queue(2)
+    worker.virtio_transport_collapse_rx_queue(2)
     assert [s.len for s in sk.rx_queue] == [600, 200, 200, 200]
 
 
 def test_collapse_leaves_skbs_with_nothing_to_merge_with():
     sk, worker = guest(buffer="1M")
     skbs = queue(sk, 20000, 20000)                      # together past MAX_COLLAPSE_LEN
-    worker.collapse_rx_queue(1)
+    worker.virtio_transport_collapse_rx_queue(1)
     assert list(sk.rx_queue) == skbs and worker.stats.collapse_allocs == 0
 
 
@@ -81,7 +80,7 @@ def test_collapse_merges_up_to_an_order_3_skb():
     # SKB_MAX_ORDER(VIRTIO_VSOCK_SKB_HEADROOM, 3): 32 KiB less header and shinfo.
     sk, worker = guest(buffer="1M")
     queue(sk, *[3000] * 10)
-    worker.collapse_rx_queue(1)
+    worker.virtio_transport_collapse_rx_queue(1)
     assert [s.len for s in sk.rx_queue] == [30000]
 
 
@@ -89,7 +88,7 @@ def test_a_full_queue_collapses_to_make_room_for_this_packet_and_the_next():
     # recv_enqueue(): qlen >= queue_max frees qlen + 2 - queue_max slots.
     sk, worker = guest(buffer=4096)                     # queue_max 7
     queue(sk, *[200] * 7, offsets={2: 50})
-    assert worker.recv_enqueue(Packet(200, 9))
+    assert worker.virtio_transport_recv_enqueue(Packet(200, 9))
     assert [s.len for s in sk.rx_queue] == [400, 200, 800, 200]
 
 
@@ -99,53 +98,31 @@ def test_a_credit_update_goes_when_free_space_falls_under_64k():
     # free_space = buf_alloc - (fwd_cnt - last_fwd_cnt) < VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
     sk, rd, host = reader(buffer="256K")
     queue(sk, *[50000] * 5)
-    assert rd.stream_do_dequeue(200000) == 200000
+    assert rd.virtio_transport_stream_do_dequeue(200000) == 200000
     assert host.updates == [200000]
 
 
 def test_no_credit_update_while_rcvlowat_bytes_remain():
     sk, rd, host = reader(buffer="256K", rcvlowat=100)
     queue(sk, 200, 100)
-    rd.stream_do_dequeue(200)
+    rd.virtio_transport_stream_do_dequeue(200)
     assert sk.rx_bytes == 100 and host.updates == []
 
 
 def test_a_partial_read_frees_nothing():
     sk, rd, host = reader(buffer=8192)
     queue(sk, 4096)
-    rd.stream_do_dequeue(64)
+    rd.virtio_transport_stream_do_dequeue(64)
     assert (sk.buf_used, sk.fwd_cnt, sk.rx_bytes) == (4096, 0, 4032)
 
 
 # ---- vhost_transport_do_send_pkt() ---------------------------------------------------------
 
-def _vhost(used_batch=False, **params):
-    class Worker:                                       # records vhost_signal()
-        signals = 0
-
-        def signal(self, t):
-            Worker.signals += 1
-
-    class Sender:                                       # nobody waits for send space here
-        blocked = resume_at = None
-
-        def notify(self, t):
-            pass
-
-    p, costs = vm.make_params(vhost_used_batch=used_batch, **params)
-    vq = RxVirtqueue(p.rx_ring_size)
-    vq.avail = 1000                                     # buffers are not the limit here
-    vhost = Vhost(Sim(p, costs), vq, HostSocket(peer_buf_alloc=1 << 30))
-    vhost.worker = Worker()
-    vhost.sender = Sender()
-    return vhost, vq
-
-
 def test_a_vhost_run_stops_when_it_reaches_vhost_weight_bytes():
-    vhost, vq = _vhost(rx_buf_payload=4096)
+    vhost, vq = vhost_alone(rx_buf_payload=4096)
     for i in range(200):
-        vhost.queue(0.0, HostSkb(4096, i))
-    assert vhost.do_send_pkt(0, 0) is None
+        vhost.vhost_transport_send_pkt(0.0, HostSkb(4096, i))
+    drain(vhost.vhost_transport_do_send_pkt())
     assert len(vq.used) == kernel.VHOST_VSOCK_WEIGHT // 4096 == 128 and vhost.worker.signals == 1
 
 
@@ -153,10 +130,10 @@ def test_vhost_add_used_n_publishes_at_most_a_ring_at_a_time():
     # used_limit = vq->num: a run of 256 buffers is two used->idx updates of 128.
     # A guard on the function alone: in a run the ring never has more than
     # vq->num buffers to give, so the limit cannot bind there.
-    vhost, vq = _vhost(used_batch=True)
+    vhost, vq = vhost_alone(used_batch=True)
     for i in range(300):
-        vhost.queue(0.0, HostSkb(64, i))
-    vhost.do_send_pkt(0, 0)
+        vhost.vhost_transport_send_pkt(0.0, HostSkb(64, i))
+    drain(vhost.vhost_transport_do_send_pkt())
     groups = {}
     for t, _ in vq.used:
         groups[t] = groups.get(t, 0) + 1
@@ -177,25 +154,25 @@ def test_tx_skb_truesize_follows_the_allocation():
 
 
 def test_sk_write_space_wakes_the_sender_only_while_the_socket_is_writeable():
-    vhost, vq = _vhost(payload=64)
+    vhost, vq = vhost_alone(payload=64)
     woken = []
     vhost.sender.notify = woken.append
     vhost.sender.blocked = object()                        # asleep on credit
     limit = kernel.SK_SNDBUF_DEFAULT // 2                  # sock_writeable(): wmem < sndbuf / 2
     fit = (limit - 1) // kernel.tx_skb_truesize(64)        # skbs that leave it writeable
     for i in range(fit + 1):
-        vhost.queue(0.0, HostSkb(64, i))
+        vhost.vhost_transport_send_pkt(0.0, HostSkb(64, i))
     assert vhost.sock_writeable(-1.0)                      # before they were queued, nothing charged
-    assert not vhost.write_space(0.0) and woken == []     # a credit update now wakes nobody
+    assert not vhost.sk_write_space(0.0) and woken == []     # a credit update now wakes nobody
     vq.avail = 1                                           # vhost sends (and frees) one skb
-    vhost.do_send_pkt(0, 0)
+    drain(vhost.vhost_transport_do_send_pkt())
     assert len(vhost.send_pkt_queue) == fit and len(woken) == 1   # sock_wfree: writeable again
     assert woken[0] > 0.0
     # A sender that has not run up to that time yet finds the wake-up recorded.
     vhost.sender.blocked, vhost.sender.resume_at = None, 0.0
-    assert vhost.write_space(woken[0] + 1) and list(vhost.sock.wakes) == [woken[0] + 1]
+    assert vhost.sk_write_space(woken[0] + 1) and list(vhost.sock.wakes) == [woken[0] + 1]
     vhost.sender.resume_at = woken[0] + 2                  # already past it: nothing to record
-    assert vhost.write_space(woken[0] + 1.5) and len(vhost.sock.wakes) == 1
+    assert vhost.sk_write_space(woken[0] + 1.5) and len(vhost.sock.wakes) == 1
 
 
 # ---- lock_sock(): who waits for whom, and the futile wake-ups ------------------------------

@@ -12,7 +12,7 @@ from vsockmodel.model import kernel
 from vsockmodel.study import validate
 from vsockmodel.model.params import BATCH_KNOBS
 
-from model_support import guest
+from model_support import drain, guest, vhost_alone
 
 VARIANTS = list(vm.VARIANTS)
 
@@ -246,19 +246,20 @@ def test_inc_rx_pkt_refuses_payload_beyond_buf_alloc():
     from vsockmodel.sim.virtqueue import Packet
     for variant in ("pre-skb", "baseline"):
         sk, worker = guest(buffer=4096, variant=variant)
-        assert worker.recv_enqueue(Packet(3000, 0))
-        assert not worker.recv_enqueue(Packet(1097, 1))
-        assert worker.recv_enqueue(Packet(1096, 1))         # exactly buf_alloc is allowed
+        assert worker.virtio_transport_recv_enqueue(Packet(3000, 0))
+        assert not worker.virtio_transport_recv_enqueue(Packet(1097, 1))
+        assert worker.virtio_transport_recv_enqueue(Packet(1096, 1))         # exactly buf_alloc is allowed
         assert sk.buf_used == 4096
 
 
-def test_has_space_never_goes_below_zero():
+def test_the_senders_credit_never_goes_below_zero():
     # virtio_transport_has_space(): if (bytes < 0) bytes = 0, e.g. after the
     # peer shrank its buffer below what is already in flight.
-    from vsockmodel.sim.host import HostSocket
-    sock = HostSocket(peer_buf_alloc=4096)
-    sock.tx_cnt = 8192
-    assert sock.credit() < 0 and sock.has_space() == 0
+    from vsockmodel.sim.host import HostSocket, Sender
+    vhost, _ = vhost_alone()
+    sender = Sender(vhost.sim, HostSocket(peer_buf_alloc=4096), vhost)
+    sender.sock.tx_cnt = 8192
+    assert sender.sock.credit() < 0 and sender.virtio_transport_get_credit() == 0
 
 
 @pytest.mark.parametrize("n,size,stop", [(300, 64, 256), (200, 3732, 141)])
@@ -266,33 +267,12 @@ def test_a_vhost_run_stops_at_vhost_exceeds_weight(n, size, stop):
     # vhost_transport_do_send_pkt() loops while !vhost_exceeds_weight(vq, ++pkts,
     # total_len): 256 packets or 512 KiB. The test bed never reaches either (128
     # ring slots, 256 KiB of credit), so the rule is checked on one run directly.
-    from vsockmodel.sim.engine import Sim
-    from vsockmodel.sim.host import HostSkb, HostSocket, Vhost
-    from vsockmodel.sim.virtqueue import RxVirtqueue
-
-    class Worker:                                           # records vhost_signal()
-        signals = 0
-
-        def signal(self, t):
-            Worker.signals += 1
-
-    class Sender:                                           # nobody waits for send space here
-        blocked = resume_at = None
-
-        def notify(self, t):
-            pass
-
-    p, costs = vm.make_params()
-    sim = Sim(p, costs)
-    vq = RxVirtqueue()
-    vq.avail = 1000                                         # buffers are not the limit here
-    vhost = Vhost(sim, vq, HostSocket(peer_buf_alloc=1 << 30))
-    vhost.worker = Worker()
-    vhost.sender = Sender()
+    from vsockmodel.sim.host import HostSkb
+    vhost, vq = vhost_alone()
     for i in range(n):
-        vhost.queue(0.0, HostSkb(size, i))
-    assert vhost.do_send_pkt(0, 0) is None                  # one run, nothing to wait for
-    assert len(vq.used) == stop and Worker.signals == 1
+        vhost.vhost_transport_send_pkt(0.0, HostSkb(size, i))
+    drain(vhost.vhost_transport_do_send_pkt())              # one run, nothing to wait for
+    assert len(vq.used) == stop and vhost.worker.signals == 1
     # the check follows each packet: the run ends with the first to reach 512 KiB
     assert sum(pkt.len for _, pkt in list(vq.used)[:-1]) < kernel.VHOST_VSOCK_WEIGHT
 
@@ -310,7 +290,7 @@ def _tail_copies_into_one_skb(variant, rx_buf_payload, length):
     sk, worker = guest(buffer="256K", variant=variant, rx_buf_payload=rx_buf_payload)
     n = 0
     while len(sk.rx_queue) < 2:
-        assert worker.recv_enqueue(Packet(length, 0))
+        assert worker.virtio_transport_recv_enqueue(Packet(length, 0))
         n += 1
     return n - 2                                        # all but the two that opened skbs
 
@@ -383,32 +363,24 @@ def test_patch_4_coalesces_write_space_to_the_end_of_the_batch():
     assert r.futile_wakeups < vm.run(variant="p1-p3", payload=64).futile_wakeups
 
 
-def test_space_update_runs_under_the_socket_lock_in_every_variant():
-    # ce7536bc7398 (5.11) moved virtio_transport_space_update() after lock_sock()
-    # and the SOCK_DONE check: the virtio_vsock_pkt code of 5.11-6.2 already
-    # held the lock for it, so pre-skb and baseline hold it for the same steps.
-    costs = vm.default_costs()
-    for variant in ("pre-skb", "baseline"):
-        worker = guest(variant=variant)[1]
-        assert worker.cost_lookup == costs.recv_pkt_ns + costs.lookup_ns
-        assert worker.cost_locked == pytest.approx(
-            costs.lock_ns + costs.space_update_ns + costs.write_space_ns + costs.enqueue_ns
-            + costs.data_ready_ns + costs.unlock_ns)
-
-
 def test_batched_packets_skip_the_lookup_only_with_patch_3(monkeypatch):
     # Patch 2 alone looks every packet up again (find_socket, then sock_put of the
     # extra reference); patch 3 reuses the batch's socket for the same flow.
     import dataclasses
     from vsockmodel.model import variants
-    with_reuse = guest(variant="p1-p3")[1].cost_batched
+    from vsockmodel.sim.guest import RxWorker
+    lookups = []
+    find = RxWorker.virtio_transport_recv_pkt_find_socket
+    monkeypatch.setattr(RxWorker, "virtio_transport_recv_pkt_find_socket",
+                        lambda self: lookups.append(1) or find(self))
+    r = vm.run(variant="p1-p3", payload=64)
+    with_reuse, lookups[:] = len(lookups), []
+    assert with_reuse == r.batch_pkts["count"]               # one per lock hold
     monkeypatch.setitem(variants.VARIANTS, "p1-p3",
                         dataclasses.replace(variants.VARIANTS["p1-p3"], reuse_lookup=False))
-    without = guest(variant="p1-p3")[1].cost_batched
-    assert without - with_reuse == pytest.approx(vm.default_costs().lookup_ns)
-
-
-@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p5", 16384),
+    r = vm.run(variant="p1-p3", payload=64)
+    assert len(lookups) >= r.packets > 4 * with_reuse        # one per packet, and more per hold
+@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p5", 4096),
                                              ("baseline", 200_000)])
 def test_vhost_takes_the_host_lock_only_when_the_sender_does_not_own_it(variant, payload):
     # vsock_connectible_sendmsg() owns the host socket's lock for a whole send()
@@ -450,7 +422,7 @@ def test_vhost_signals_the_tx_queue_only_once_it_is_drained(monkeypatch, host_lo
     RxWorker, Vhost = vm.sim.guest.RxWorker, vm.sim.host.Vhost
 
     vhosts, early, signals = [], [], []
-    handle_tx, tx_signal = Vhost.handle_tx, RxWorker.tx_signal
+    handle_tx, tx_signal = Vhost.vhost_vsock_handle_tx_kick, RxWorker.virtio_vsock_tx_done
 
     def spy_handle_tx(self):
         vhosts.append(self)
@@ -461,8 +433,8 @@ def test_vhost_signals_the_tx_queue_only_once_it_is_drained(monkeypatch, host_lo
         early.extend(entry for entry in vhosts[-1].tx_queue if entry[0] <= ts)
         return tx_signal(self, ts, bufs)
 
-    monkeypatch.setattr(Vhost, "handle_tx", spy_handle_tx)
-    monkeypatch.setattr(RxWorker, "tx_signal", spy_tx_signal)
+    monkeypatch.setattr(Vhost, "vhost_vsock_handle_tx_kick", spy_handle_tx)
+    monkeypatch.setattr(RxWorker, "virtio_vsock_tx_done", spy_tx_signal)
     r = vm.run(variant="baseline", payload=200_000, transfer=200_000 * 400, host_lock=host_lock)
     assert signals and min(signals) >= 1
     assert sum(signals) == r.counters["guest_tx_pkts"]
@@ -492,7 +464,7 @@ def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
     import vsockmodel as vm
     RxWorker = vm.sim.guest.RxWorker
     seen = []
-    original = RxWorker.rx_fill
+    original = RxWorker.virtio_vsock_rx_fill
 
     def checked_rx_fill(self):
         vq = self.vq
@@ -500,7 +472,7 @@ def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
         yield from original(self)
         seen.append(vq.rx_buf_nr)
 
-    monkeypatch.setattr(RxWorker, "rx_fill", checked_rx_fill)
+    monkeypatch.setattr(RxWorker, "virtio_vsock_rx_fill", checked_rx_fill)
     for ring in (kernel.RX_RING_SIZE, 16):
         seen.clear()
         r = vm.run(variant="baseline", payload=4096, rx_ring_size=ring)
@@ -508,7 +480,7 @@ def test_ring_is_refilled_only_below_half_and_then_filled_up(monkeypatch):
         assert r.counters["refills"] - len(seen) in (0, 1)     # the run may end inside the last
     # A worker that keeps up refills as soon as it is under half, not later.
     at_entry = []
-    monkeypatch.setattr(RxWorker, "rx_fill",
+    monkeypatch.setattr(RxWorker, "virtio_vsock_rx_fill",
                         lambda self: at_entry.append(self.vq.rx_buf_nr) or original(self))
     vm.run(variant="p1-p5", payload=4096)
     assert kernel.RX_RING_SIZE // 4 <= max(at_entry) < kernel.RX_RING_SIZE // 2

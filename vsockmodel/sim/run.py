@@ -32,6 +32,11 @@ def run(**kwargs) -> Result:
 
 
 def simulate(p: Params, costs: Costs) -> Result:
+    """Run the model for validated Params and Costs (``run`` makes both from keyword arguments)."""
+    if not isinstance(p, Params):
+        raise ValueError(f"params: expected a vsockmodel.Params, got {type(p).__name__}")
+    if not isinstance(costs, Costs):
+        raise ValueError(f"costs: expected a vsockmodel.Costs, got {type(costs).__name__}")
     sim = Sim(p, costs)
     vq = RxVirtqueue(p.rx_ring_size)
     sk = GuestSock(sim)
@@ -54,7 +59,7 @@ def simulate(p: Params, costs: Costs) -> Result:
             f"nothing left to happen after {sim.stats.bytes_received} of {sim.stats.bytes_sent} "
             f"bytes sent were received (variant {p.variant}, payload {p.payload}, "
             f"buffer {p.buffer}); queue {len(sk.rx_queue)} skbs, host credit "
-            f"{sender.sock.has_space()}") from None
+            f"{max(0, sender.sock.credit())}") from None
     return _result(sim, p, costs, sk, vq, vhost, worker, (sender, vhost, worker, reader))
 
 
@@ -133,7 +138,7 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
         utilization=utilization,
         worker_ops=worker_ops,
         sim_time_us=end / 1000,
-        events=sim.yields,
+        events=sim.events,
         trace=sim.trace,
         trace_truncated=st.trace_truncated,
         raw={"lock_hold_ns": st.lock_hold, "lock_wait_ns": st.lock_wait,
