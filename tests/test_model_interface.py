@@ -1,5 +1,7 @@
 """The v1 review's scenario, bad input, and the command line."""
 
+import contextlib
+import io
 import json
 import statistics
 import subprocess
@@ -162,8 +164,25 @@ def test_runs_are_bounded(monkeypatch):
 # ---- the command line ------------------------------------------------------------------
 
 def cli(*args):
+    """``python -m vsockmodel ARGS``, in this process: what main() returns and prints."""
+    from vsockmodel import cli as cli_module
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli_module.main(list(args))
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
+
+
+def cli_process(*args):
+    """The real command, in a new process (for the smoke tests of the entry point)."""
     return subprocess.run([sys.executable, "-m", "vsockmodel", *args],
                           capture_output=True, text=True, timeout=120)
+
+
+def test_the_command_runs_as_a_program():
+    out = cli_process("run", "--payload", "64", "--transfer", "64K", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["params"]["payload"] == 64
+    bad = cli_process("run", "--payload", "banana")
+    assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1
 
 
 def test_cli_run_json_has_the_documented_fields():
