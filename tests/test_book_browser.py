@@ -89,6 +89,7 @@ class PageRecorder:
         self.errors: list[str] = []
         self.blocked: list[str] = []
         self.transferred = 0
+        self.runtime_bytes = 0
         self.own_bytes = 0
         self.requests: list[str] = []
         self.context = browser.new_context(
@@ -129,7 +130,11 @@ class PageRecorder:
             return
         self.requests.append(url)
         sizes = request.sizes()
-        self.transferred += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+        size = sizes["responseBodySize"] + sizes["responseHeadersSize"]
+        if "/_static/vendor/pyodide/" in url or "/_static/lab/wheels/" in url:
+            self.runtime_bytes += size      # the lab's Python runtime: reported, not limited
+            return
+        self.transferred += size
         path = urlsplit(url).path.lstrip("/")
         if not path.startswith("_static/"):
             local = HTML / path
@@ -234,6 +239,7 @@ def test_page(site, browser, path):
 
         SIZES[path] = {
             "transferred_bytes": rec.transferred,
+            "runtime_bytes": rec.runtime_bytes,
             "own_bytes": rec.own_bytes,
             "requests": len(rec.requests),
         }
