@@ -148,3 +148,24 @@ def test_cpu_noise_has_mean_one_and_the_configured_spread():
     assert statistics.stdev(xs) == pytest.approx(0.2, rel=0.05)
     a, b = Sim(p, c.with_(jitter_cv=0.2)), Sim(p, c.with_(jitter_cv=0.2))
     assert [next(a.jitter) for _ in range(5)] == [next(b.jitter) for _ in range(5)]   # seeded
+
+
+def test_a_woken_task_pays_its_context_switches_before_it_goes_on():
+    # schedule() out and back in: sleep_ns of CPU time, counted as busy, after the wake-up.
+    sim, log = _sim(sleep_ns=1200.0), []
+
+    def sleeper(task):
+        task.wakeup = Wakeup(task)
+        yield from task.sleep_on(task.wakeup)
+        log.append((sim.now, task.t, task.busy))
+        sim.finish()
+
+    def waker(task):
+        yield task.flush()
+        s.wakeup.fire(500)
+
+    s = Script(sim, "sleeper", sleeper, log)
+    s.start()
+    Script(sim, "waker", waker, log).start()
+    sim.run()
+    assert log == [(500.0, 1700.0, 1200.0)]

@@ -108,8 +108,9 @@ def test_a_data_file_that_is_not_utf8_is_named(tmp_path):
 
 def test_calibrate_that_cannot_write_is_one_line(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(calibrate, "fit", lambda *a, **k: {
-        "costs": {}, "scales": {}, "rms_pct": 0.0, "tables": [], "seeds": [], "packets_per_run": 0,
-        "rows": []})
+        "costs": {}, "scales": {}, "scales_at_bound": [], "rms_pct": 0.0, "tables": [], "seeds": [],
+        "packets_per_run": 0, "rows": [], "timing": {},
+        "timing_fit": {"table": "v1_all_fixed64k", "evaluations": 0, "rms_pct_by_state": {}, "rows": []}})
     target = tmp_path / "no" / "such" / "dir" / "costs.json"
     real_write = calibrate.write
     monkeypatch.setattr(calibrate, "write", lambda result: real_write(result, target))
@@ -173,3 +174,14 @@ def test_cli_options_come_from_the_schema_and_all_have_help():
                 raise AssertionError(f"{name} {action.option_strings}: no help text")
     calibrate_help = subparsers["calibrate"].format_help()
     assert "rewrite" in calibrate_help and "costs.json" in calibrate_help
+
+
+def test_a_traced_run_keeps_at_most_max_trace_events(monkeypatch):
+    # Memory is bounded as well as time: the largest traced run stops recording
+    # at Sim.MAX_TRACE_EVENTS (600,000 entries, about 250 MB at most) and says so.
+    from vsockmodel.sim.engine import Sim
+    monkeypatch.setattr(Sim, "MAX_TRACE_EVENTS", 500)
+    r = vm.run(payload=64, transfer="64K", trace=True)
+    assert len(r.trace) == 500 and r.trace_truncated and r.to_dict()["trace_truncated"]
+    full = vm.run(payload=64, transfer="64K")
+    assert r.throughput_gbps == full.throughput_gbps          # the run itself is the same

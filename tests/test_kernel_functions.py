@@ -242,3 +242,29 @@ def test_vhost_exceeds_weight_at_its_two_boundaries():
     pkts, nbytes = kernel.VHOST_VSOCK_PKT_WEIGHT, kernel.VHOST_VSOCK_WEIGHT
     assert not kernel.vhost_exceeds_weight(pkts - 1, nbytes - 1)
     assert kernel.vhost_exceeds_weight(pkts, 0) and kernel.vhost_exceeds_weight(1, nbytes)
+
+
+# ---- the credit update's cost: virtio_transport_send_credit_update() ----------------------
+
+def test_a_credit_update_costs_one_rx_buffer_allocation_and_one_kick_exit():
+    # virtio_transport_alloc_skb() + virtqueue_add_sgs() is what virtio_vsock_rx_fill()
+    # does per buffer (rx_fill_buf_ns); its virtqueue_kick() is the same notify, a VM
+    # exit (vq_kick_ns): it delays the reader but guest perf does not see it.
+    sk, rd, host = reader(buffer=65536, costs={"jitter_cv": 0.0})
+    busy, acc = rd.busy, rd.acc
+    sk.fwd_cnt = 4096
+    rd.virtio_transport_send_credit_update()
+    assert rd.busy - busy == pytest.approx(rd.c.rx_fill_buf_ns)
+    assert rd.acc - acc == pytest.approx(rd.c.rx_fill_buf_ns + rd.c.vq_kick_ns)
+    assert host.updates == [4096] and sk.last_fwd_cnt == 4096
+
+
+def test_the_credit_update_runs_under_the_readers_lock_sock(monkeypatch):
+    # virtio_transport_stream_do_dequeue() sends it while recvmsg owns the socket.
+    from vsockmodel.sim.reader import Reader
+    owned = []
+    original = Reader.virtio_transport_send_credit_update
+    monkeypatch.setattr(Reader, "virtio_transport_send_credit_update",
+                        lambda self: owned.append(self.sk.owner is self) or original(self))
+    r = vm.run(variant="baseline", payload=4096, recv_size=4096, transfer="2M")
+    assert owned and all(owned) and len(owned) == r.counters["credit_updates"]

@@ -349,26 +349,39 @@ def cmd_calibrate(a) -> int:
     from .model.costs import Costs
     from .study import calibrate
 
-    with _progress_bar(a, "calibrate", "config") as bar:
-        def progress(it, i, n):
-            bar.set_description(f"calibrate, iteration {it + 1}")
+    from .study.replications import check_jobs
+
+    check_jobs(a.jobs)
+    with _progress_bar(a, "calibrate", "run") as bar:
+        def progress(stage, i, n):
+            bar.set_description(f"calibrate: {stage}")
             bar.total = n
             bar.n = i
             bar.refresh()
 
-        result = calibrate.fit(Costs(), progress=progress)
+        result = calibrate.fit(Costs(), progress=progress, jobs=a.jobs)
     path = None if a.dry_run else calibrate.write(result)
     if a.json:
         print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
         return 0
-    print("Fitted group scales (1 = the prior):")
+    print("Stage 1: RX worker cost groups fitted to the v1 guest CPU1 cycles per byte "
+          "(scale 1 = the prior):")
+    lo, hi = calibrate.SCALE_BOUNDS
     for g, v in result["scales"].items():
-        print(f"  {g:<12} {v:6.3f}   ({', '.join(calibrate.GROUPS[g])})")
-    print(f"\nCycles per byte refit over {len(result['rows'])} measurements: "
-          f"rms error {result['rms_pct']:.2f} %")
-    for r in result["rows"]:
-        print(f"  {r['table']:<16} {r['state']:<9} {fmt_size(r['payload']):>7}  measured "
-              f"{r['measured']:7.3f}  model {r['predicted']:7.3f}  ({r['error_pct']:+5.1f} %)")
+        bound = f"  AT A BOUND of [{lo:g}, {hi:g}]" if g in result["scales_at_bound"] else ""
+        print(f"  {g:<12} {v:6.3f}   ({', '.join(calibrate.GROUPS[g])}){bound}")
+    print(f"  cycles per byte over {len(result['rows'])} measurements: rms error {result['rms_pct']:.2f} %")
+    tf = result["timing_fit"]
+    print(f"\nStage 2: timing priors fitted to the absolute throughputs of {tf['table']} "
+          f"({tf['evaluations']} evaluations):")
+    for name, t in result["timing"].items():
+        bound = "  AT A BOUND" if t["at_bound"] else ""
+        print(f"  {name:<20} {t['value']:10.3f}   range [{t['low']:g}, {t['high']:g}]{bound}")
+    cols = ", ".join(f"{s} {v:.1f} %" for s, v in tf["rms_pct_by_state"].items())
+    print(f"  throughput rms error by column: {cols}")
+    for r in tf["rows"]:
+        print(f"  {r['state']:<9} {fmt_size(r['payload']):>7}  measured {r['measured']:7.3f}  "
+              f"model {r['predicted']:7.3f} Gbit/s  ({r['error_pct']:+5.1f} %)")
     print("\nnot written (--dry-run)" if path is None else f"\nwrote {path}")
     return 0
 
@@ -457,12 +470,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_starvation, prog=p.prog)
 
     p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte "
-                       "tables and rewrite vsockmodel/model/data/costs.json",
-                       description="Fit the RX worker's cost groups to the v1 guest CPU1 "
-                                   "cycles-per-byte tables, then rewrite "
-                                   "vsockmodel/model/data/costs.json (--dry-run: print only).")
+                       "tables and three timing priors to one throughput table; rewrites "
+                       "vsockmodel/model/data/costs.json",
+                       description="Stage 1 fits the RX worker's cost groups to the v1 guest CPU1 "
+                                   "cycles-per-byte tables; stage 2 fits three timing priors, within "
+                                   "their ranges, to the absolute throughputs of v1_all_fixed64k. "
+                                   "Then rewrites vsockmodel/model/data/costs.json "
+                                   "(--dry-run: print only).")
     _add_output_args(p, quiz=False)
     p.add_argument("--dry-run", action="store_true", help="fit and print, but do not write costs.json")
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="worker processes (default: all CPUs; the result does not depend on it)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_calibrate, prog=p.prog)
 

@@ -6,10 +6,13 @@ the ``*_latency`` entries, of elapsed time). Each field records its origin:
 - ``prior``: chosen before looking at any measurement of the five sources, from the order of
   magnitude of the operation; the docstring says why.
 - ``fitted``: set by ``python -m vsockmodel calibrate`` from the batching series' v1
-  guest CPU1 cycles-per-byte tables only (see ``vsockmodel.calibrate``).
+  guest CPU1 cycles-per-byte tables (stage 1 of ``vsockmodel.study.calibrate``).
+- ``fitted: throughput``: one of the few timing priors stage 2 of the calibration
+  fits, within the stated range, to the absolute throughputs of the v1
+  all-patches fixed-64K table, and to nothing else.
 
-The defaults below are the priors. When ``vsockmodel/model/data/costs.json`` exists
-(written by the calibration), its values replace the fitted fields.
+The defaults below are the priors. ``vsockmodel/model/data/costs.json`` (written
+by the calibration) replaces the fitted fields.
 """
 
 from __future__ import annotations
@@ -80,21 +83,22 @@ class Costs:
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(
-        700, "fitted", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
-        "lock, IPI send; in a guest an IPI can cost a VM exit)")
+        700, "prior", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
+        "lock, IPI send). A prior, not fitted: the CPU1 cycles cannot tell it from the other "
+        "groups (a fit sets it to 0), and it prices the CPU0 reader's wake-ups as well, which "
+        "those cycles never see")
     ipi_exit_ns: float = _cost(
         0, "prior", "host-mode time on the waking vCPU when try_to_wake_up sends a reschedule "
         "IPI to a halted vCPU. Without IPI virtualization the x2APIC ICR write traps "
         "(handle_fastpath_set_msr_irqoff -> kvm_apic_send_ipi, kvm_vcpu_kick): about 1-2 us. "
         "With Intel IPIv (Sapphire Rapids+, kvm_intel enable_ipiv=1) or AMD AVIC the sender "
         "posts the interrupt without an exit and the host wakes the target from its wakeup "
-        "vector: about 0. The postings do not name the host CPU; 0 assumes a 2026 server with IPI "
-        "virtualization. 1500 is the legacy-hardware value; with it the v1 fixed-64K gains "
-        "move further from the measurements (mean absolute error 18 -> 31 pp in `validate`). "
-        "Delays the waker; invisible to guest perf cycles")
+        "vector: about 0. The postings do not name the host CPU; 0 assumes a 2026 server with "
+        "IPI virtualization. Delays the waker; invisible to guest perf cycles")
     sleep_ns: float = _cost(
-        1200, "fitted", "a task going to sleep and later running again on its own CPU "
-        "(schedule out + schedule in)")
+        1200, "prior", "a task going to sleep and later running again on its own CPU "
+        "(schedule out + schedule in): CPU time that delays the task when it wakes. A prior, for "
+        "the reasons wakeup_ns gives")
 
     # ---- guest CPU0: the reader (vsock_connectible_recvmsg) ----------------
     recv_syscall_ns: float = _cost(
@@ -107,20 +111,15 @@ class Costs:
     recvmsg_locked_ns: float = _cost(
         300, "prior", "vsock_connectible_recvmsg work done while holding lock_sock (checks, "
         "notify hooks, wait-queue set-up), per recv()")
-    credit_update_ns: float = _cost(
-        1000, "prior", "virtio_transport_send_credit_update under lock_sock: alloc skb and fill "
-        "its header (sending it is tx_kick_ns)")
-    tx_kick_ns: float = _cost(
-        3000, "prior", "virtio_transport_send_pkt fast path for a credit update, paid by the reader "
-        "under lock_sock: mutex_trylock(tx_lock), virtqueue_add_sgs on the TX virtqueue and "
-        "virtqueue_kick (a VM exit), per credit update")
     guest_send_ns: float = _cost(
         2500, "prior", "guest send() of one small reply in ping-pong (syscall + TX path + kick)")
 
     # ---- host ---------------------------------------------------------------
     host_send_ns: float = _cost(
-        1400, "prior", "host send() syscall in vsock_perf: vsock_connectible_sendmsg, lock_sock, "
-        "credit check, per call")
+        1400, "fitted: throughput", "host send() syscall in vsock_perf: vsock_connectible_sendmsg, "
+        "lock_sock, credit check, per call. Fitted in [1000, 2000] ns: the patched kernel's "
+        "small writes are sender-bound (the v2 cover letter: the host-side syscall is the "
+        "bottleneck at 1K and below)")
     host_skb_ns: float = _cost(
         600, "prior", "virtio_transport_send_pkt_info per skb: alloc, header, "
         "vhost_transport_send_pkt queue + work wake-up")
@@ -133,7 +132,9 @@ class Costs:
         150, "prior", "pre-sk_buff layout: the second descriptor of each RX buffer (in an "
         "indirect table), walked by vhost_get_vq_desc and copied to separately")
     vhost_copy_byte_ns: float = _cost(
-        0.45, "prior", "vhost copy of payload into guest memory (skb_copy_datagram_iter)", "ns/B")
+        0.45, "fitted: throughput", "vhost copy of payload into guest memory "
+        "(skb_copy_datagram_iter). Fitted in [0.3, 1.4] ns/B: 1.4 is the slope of the patched "
+        "fixed-64K column from 4 to 64 KiB if vhost alone paid it", "ns/B")
     vhost_add_used_ns: float = _cost(
         150, "prior", "vhost_add_used: one used element plus a used->idx publish with barrier")
     vhost_used_entry_ns: float = _cost(
@@ -147,9 +148,11 @@ class Costs:
 
     # ---- latencies: elapsed time, not CPU time -----------------------------
     vcpu_wake_short_ns: float = _cost(
-        5000, "prior", "wake-up of a guest task whose vCPU has been idle for less than "
-        "deep_idle_ns: the halted vCPU's host CPU is in a shallow idle state; kvm_vcpu_kick, "
-        "VM entry and the guest's context switch take a few microseconds", "ns (mean)")
+        5000, "fitted: throughput", "wake-up of a guest task whose vCPU has been idle for less "
+        "than deep_idle_ns: the halted vCPU's host CPU is in a shallow idle state; kvm_vcpu_kick, "
+        "VM entry and the guest's context switch. Fitted in [2000, 10000] ns: the scheduler "
+        "path of a halted vCPU, a few microseconds longer than a halt-poll hit (KVM commit "
+        "aca6ff29c406: polling saves 5-7 us)", "ns (mean)")
     vcpu_wake_long_ns: float = _cost(
         30000, "prior", "wake-up of a guest task whose vCPU has been idle longer: the host CPU "
         "has entered a deep C-state (exit latencies of tens of microseconds on server parts) "
@@ -233,6 +236,8 @@ def load_calibrated() -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         fitted = dict(data["costs"])
+        # stage 2's timing priors, when the calibration has fitted them
+        fitted.update({k: v["value"] for k, v in data.get("timing", {}).items()})
     except FileNotFoundError:
         raise ValueError(f"{name}: missing (the model's fitted costs); {again}") from None
     except UnicodeDecodeError as exc:

@@ -97,8 +97,10 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
                          f"allowed payload <= {p.buffer // 2}")
     if p.payload > p.buf_payload:
         raise ValueError(f"payload: must fit one RX buffer; allowed [1, {p.buf_payload}]")
+    # The reader wakes after reader_wake_ns, context switch included (a fast one
+    # polls in its idle loop and never schedules out); noise off: one interleaving.
     costs = costs.with_(vcpu_wake_short_ns=reader_wake_ns, vcpu_wake_long_ns=reader_wake_ns,
-                        jitter_cv=0.0, wake_latency_cv=0.0)
+                        sleep_ns=0.0, jitter_cv=0.0, wake_latency_cv=0.0)
     sim = Sim(p, costs)
     vq = RxVirtqueue()
     sk = GuestSock(sim)

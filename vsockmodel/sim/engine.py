@@ -256,9 +256,17 @@ class Task:
         self.acc += ns * next(self._jitter)
 
     def idle_until(self, t: float) -> None:
-        """Advance this task's virtual time to ``t`` without using CPU (it sleeps)."""
+        """Advance this task's virtual time to ``t`` without using CPU."""
         if t > self.sim.now + self.acc:
             self.acc = t - self.sim.now
+
+    def sleep_until(self, t: float) -> None:
+        """Sleep until ``t``, a wake-up already known (data or credit that will
+        have arrived by then): idle, then pay the context switches, as sleep_on."""
+        self.slept_at = self.t
+        self.idle_until(t)
+        self.sleeps += 1
+        self.work(self.c.sleep_ns)
 
     # ---- turning CPU time into simulated time ----------------------------------
     def behind(self) -> bool:
@@ -274,18 +282,18 @@ class Task:
         return self.env.timeout(delay)
 
     def sleep_on(self, wakeup: Wakeup) -> Steps:
-        """Flush, then sleep until ``wakeup`` fires.
+        """Flush, then sleep until ``wakeup`` fires; then the context switches.
 
-        The context switches cost CPU time (counted in ``busy``) but do not
-        delay the wake-up: the time until the task runs again is the wake-up
-        latency the waker chose when it fired.
+        The task runs again when the waker's latency has passed (``fire``), and
+        schedule() out and back in costs it ``sleep_ns`` of CPU time before it
+        goes on.
         """
         if self.acc:
             yield self.flush()
         self.sim.count_event()
-        self.busy += self.c.sleep_ns
         self.sleeps += 1
         self.slept_at = self.sim.now
         if not wakeup.fired:
             self.resume_at = None                           # asleep, not yet woken
         yield wakeup.event
+        self.work(self.c.sleep_ns)

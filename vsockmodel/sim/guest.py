@@ -176,10 +176,7 @@ class RxWorker(Task):
 
     def idle_to(self, ts: float) -> None:
         """Sleep until an interrupt at ts, known in advance, has woken the halted vCPU."""
-        self.slept_at = self.t
-        self.idle_until(ts + self.sim.vcpu_wake(self, ts))
-        self.busy += self.c.sleep_ns
-        self.sleeps += 1
+        self.sleep_until(ts + self.sim.vcpu_wake(self, ts))
         self.stats.wakeups["worker"] += 1
 
     # ---- virtio_transport_tx_work() ----------------------------------------------------

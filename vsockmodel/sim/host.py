@@ -195,7 +195,7 @@ class Sender(Task):
         if wake is not None:
             # vhost has already woken us (sk_write_space on a writeable
             # socket): sleep until then, and look at the credit again.
-            self.idle_until(wake + self.sim.latency(self.c.host_wake_latency_ns))
+            self.sleep_until(wake + self.sim.latency(self.c.host_wake_latency_ns))
             return
         if self.behind():
             yield self.flush()                      # vhost may free an skb before our time
@@ -211,7 +211,7 @@ class Sender(Task):
             replies = self.replies
             if replies:
                 if replies[0][0] > self.t:
-                    self.idle_until(replies[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
+                    self.sleep_until(replies[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
                 got += replies.popleft()[1]
                 continue
             if self.behind():
@@ -361,9 +361,9 @@ class Vhost(Task):
             t_queued = q[0][0]
             if t_queued > self.t:
                 if tx and tx[0][0] < t_queued:
-                    self.idle_until(tx[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
+                    self.sleep_until(tx[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
                     continue
-                self.idle_until(t_queued + self.sim.latency(self.c.host_wake_latency_ns))
+                self.sleep_until(t_queued + self.sim.latency(self.c.host_wake_latency_ns))
             vq.vhost_notify = False                 # vhost_disable_notify()
             self.stats.vhost_runs += 1
             yield from self.vhost_transport_do_send_pkt()
@@ -374,7 +374,7 @@ class Vhost(Task):
         q, tx = self.send_pkt_queue, self.tx_queue
         if tx:
             idle_from = self.t
-            self.idle_until(tx[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
+            self.sleep_until(tx[0][0] + self.sim.latency(self.c.host_wake_latency_ns))
             if q:                                   # data queued, no guest buffer
                 self.stats.vhost_no_rx_buf_ns += self.t - idle_from
             return
@@ -520,7 +520,7 @@ class Vhost(Task):
         while held and held[0][1] <= t:
             held.popleft()
         if held and held[0][0] <= t:                # __lock_sock(): sleep
-            self.idle_until(held[0][1] + self.sim.latency(self.c.host_wake_latency_ns))
+            self.sleep_until(held[0][1] + self.sim.latency(self.c.host_wake_latency_ns))
             self.stats.host_lock_waits += 1
             self.sim.log(t, "vhost", "host_lock_wait", until=self.t)
             return self.WAITED

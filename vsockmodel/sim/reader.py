@@ -175,7 +175,12 @@ class Reader(Task):
         worker that wants the lock meanwhile sleeps in __lock_sock.
         """
         sk, c = self.sk, self.c
-        self.work(c.credit_update_ns + c.tx_kick_ns)
+        # virtio_transport_alloc_skb() and virtqueue_add_sgs() on the TX queue: the
+        # same allocation and sg as one buffer of virtio_vsock_rx_fill(), so its cost
+        self.work(c.rx_fill_buf_ns)
+        # virtqueue_kick(): the same notify as rx_fill's kick, a VM exit (host-mode
+        # time: it delays the reader, still under lock_sock, but perf does not count it)
+        self.exit_work(c.vq_kick_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                # virtio_transport_inc_tx_pkt()
         self.stats.credit_updates += 1
         self.host.from_guest(self.t + c.host_to_guest_latency_ns, sk.fwd_cnt, sk.buf_alloc)
