@@ -1,20 +1,33 @@
 """Every page of the built book, in a real (headless) Chromium, offline.
 
-For each page in the table of contents (plus search and index):
+Each page in the table of contents (plus search and index) is opened as a
+phone reader sees it (390 px wide, dark mode) and as a desktop reader does
+(1280 px, light), and checked for:
 
-* no console errors and no uncaught exceptions;
-* no request leaves localhost (all others are aborted and reported);
-* every image loads (naturalWidth > 0) and has alt text;
-* every embedded widget renders; each explorer shows its sliders and a figure;
-* moving an explorer slider with the keyboard (no kernel) changes the figure;
-* the page's transferred size (gzip, as a web host serves it) is < 3 MB, and
-  its own content (HTML with embedded figures, images; not the shared
-  _static/ files) is < 3 MB uncompressed.
+* no console errors and no uncaught exceptions; no request leaves localhost
+  (all others are aborted and reported);
+* every image loads and has alt text; every embedded widget renders; each
+  explorer shows its sliders and a figure, and moving a slider with the
+  keyboard (no kernel) changes the figure;
+* navigation: the ☰ button opens and closes the chapter drawer (a phone) or
+  hides and shows the sidebar (desktop); on a phone the contents button
+  opens the page's table of contents; one search control is visible;
+* no identifier in a table is split over two lines; the page itself is no
+  wider than the screen, and whatever scrolls sideways inside it shows the
+  cue that it does;
+* every figure opens larger, by a click and from its button with the
+  keyboard, and closes again; opened on a phone, its smallest text is at
+  least 9 CSS px (read from the SVG);
+* each slider handle has its label as accessible name and its option
+  ("64 B") as aria-valuetext, a readout that cannot be typed into, and (on a
+  phone) a touch target of at least 44 x 44 px; no hover text reads "null";
+* the page's size as a web host sends it (gzip): a page with explorers
+  <= 1.5 MB, any other page <= 300 KB.
 
-Full-page screenshots in light and dark mode go to _build/screenshots/, and
-page sizes to _build/page-sizes.json. Needs Debian's /usr/bin/chromium
-(scripts/run-tests installs it); Playwright drives it, its own browser
-download is not used.
+And, with JavaScript disabled, each explorer shows its first figure as an
+image. Full-page screenshots go to _build/screenshots/, page sizes to
+_build/page-sizes.json. Needs Debian's /usr/bin/chromium (scripts/run-tests
+installs it); Playwright drives it, its own browser download is not used.
 """
 
 from __future__ import annotations
@@ -42,12 +55,20 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-MAX_PAGE_BYTES = 3 * 1024 * 1024
+#: gzip-compressed sum of every response of a page (decimal units).
+MAX_EXPLORER_PAGE_BYTES = 1_500_000
+MAX_TEXT_PAGE_BYTES = 300_000
+MIN_FIGURE_TEXT_PX = 9
+MIN_TOUCH_PX = 44
 SCREENSHOTS = BUILD / "screenshots"
 # Documented harmless noise (sphinx-thebe is disabled, kept in case it returns).
 IGNORED_CONSOLE = [re.compile(r"Identifier 'THEBE_JS_URL' has already been declared")]
 
 PAGES = book_pages()
+LAYOUTS = {
+    "phone": {"width": 390, "height": 844, "mode": "dark"},
+    "desktop": {"width": 1280, "height": 900, "mode": "light"},
+}
 SIZES: dict[str, dict] = {}
 
 
@@ -84,7 +105,8 @@ def browser():
 class PageRecorder:
     """Opens a page in a fresh context, recording errors, requests and sizes."""
 
-    def __init__(self, browser, base: str, dark: bool = False):
+    def __init__(self, browser, base: str, layout: str = "desktop", javascript: bool = True):
+        spec = LAYOUTS[layout]
         self.base = base
         self.errors: list[str] = []
         self.blocked: list[str] = []
@@ -92,11 +114,12 @@ class PageRecorder:
         self.runtime_bytes = 0
         self.own_bytes = 0
         self.requests: list[str] = []
+        mode = spec["mode"]
         self.context = browser.new_context(
-            viewport={"width": 1280, "height": 900},
-            color_scheme="dark" if dark else "light",
+            viewport={"width": spec["width"], "height": spec["height"]},
+            color_scheme=mode,
+            java_script_enabled=javascript,
         )
-        mode = "dark" if dark else "light"
         self.context.add_init_script(
             f"try {{ localStorage.setItem('mode', '{mode}'); localStorage.setItem('theme', '{mode}'); }} catch (e) {{}}"
         )
@@ -144,23 +167,35 @@ class PageRecorder:
         if response is not None and response.status >= 400:
             self.errors.append(f"HTTP {response.status}: {url}")
 
-    def open(self, path: str):
+    def open(self, path: str, javascript: bool = True):
         self.page.goto(self.base + path, wait_until="load")
         self.page.wait_for_load_state("networkidle")
-        if self.page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
+        if javascript and self.page.locator(VIEW_SCRIPTS).count():
             # Widgets render on window load; wait for the views to appear.
             self.page.wait_for_function(
-                """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
-                      .every(s => { const a = s.previousElementSibling;
-                                    return a && a.classList.contains('widget-subarea') && a.children.length > 0; })""",
+                f"""() => [...document.querySelectorAll('{VIEW_SCRIPTS}')]
+                      .every(s => {{ const a = s.previousElementSibling;
+                                    return a && a.classList.contains('widget-subarea') && a.children.length > 0; }})""",
                 timeout=30000,
             )
+            # ... and for the book's script to have wired every slider (if it
+            # does not, check_sliders says what is missing).
+            try:
+                self.page.wait_for_function(
+                    """() => [...document.querySelectorAll('.vsock-explorer .widget-slider')]
+                          .every(s => s.dataset.bookSlider)""",
+                    timeout=10000,
+                )
+            except Exception:
+                pass
             self.page.wait_for_load_state("networkidle")
         return self.page
 
     def close(self):
         self.context.close()
 
+
+VIEW_SCRIPTS = 'script[type="application/vnd.jupyter.widget-view+json"]'
 
 JS_IMAGES = """() => [...document.images].map(img => ({
     src: img.currentSrc.slice(0, 120),
@@ -172,6 +207,44 @@ JS_IMAGES = """() => [...document.images].map(img => ({
 JS_VISIBLE_FIGURE = """(root) => {
     const imgs = [...root.querySelectorAll('img')].filter(i => i.getClientRects().length > 0);
     return imgs.length ? imgs[0].src : null;
+}"""
+
+# Inline code in tables, word by word (Sphinx wraps each word in span.pre):
+# a word drawn on two lines has two client rects.
+JS_SPLIT_NAMES = """() => [...document.querySelectorAll('.bd-article table code')].flatMap(code => {
+    const words = code.querySelectorAll('span.pre');
+    return [...(words.length ? words : [code])];
+}).filter(w => w.getClientRects().length > 1).map(w => w.textContent)"""
+
+# The page's own width, and every element in the article that scrolls
+# sideways, with the cue book.js and book.css give it.
+JS_OVERFLOW = """() => {
+    const doc = document.documentElement;
+    const scrollers = [...document.querySelectorAll('.bd-article *')].filter(el => {
+        const ox = getComputedStyle(el).overflowX;
+        // checkVisibility: not inside a closed <details> (a hidden code cell)
+        return (ox === 'auto' || ox === 'scroll') && el.scrollWidth > el.clientWidth + 1
+            && el.checkVisibility();
+    }).map(el => ({
+        what: el.tagName.toLowerCase() + '.' + [...el.classList].join('.'),
+        text: el.textContent.trim().slice(0, 40),
+        cue: el.getAttribute('data-overflow'),
+        mask: getComputedStyle(el).maskImage || getComputedStyle(el).webkitMaskImage,
+    }));
+    return {page: doc.scrollWidth, screen: doc.clientWidth, scrollers};
+}"""
+
+# The smallest text of an SVG figure, in CSS px, at a given displayed width:
+# font sizes are in the SVG's user units, its viewBox maps them to the image.
+JS_SVG_TEXT_PX = """async ([src, shownWidth]) => {
+    const text = await (await fetch(src)).text();
+    const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+    if (svg.nodeName !== 'svg') return null;
+    const vb = (svg.getAttribute('viewBox') || '').split(/[\\s,]+/).map(Number);
+    const units = vb.length === 4 ? vb[2] : parseFloat(svg.getAttribute('width'));
+    const sizes = [...text.matchAll(/font-size(?:=["']|:\\s*)([\\d.]+)/g)].map(m => parseFloat(m[1]));
+    if (!sizes.length || !units) return null;
+    return Math.min(...sizes) * shownWidth / units;
 }"""
 
 
@@ -186,12 +259,223 @@ def _slug(path: str) -> str:
     return path.removesuffix(".html").replace("/", "-")
 
 
+def _viewer_open(page) -> bool:
+    return page.evaluate("!!document.querySelector('dialog.book-viewer') && document.querySelector('dialog.book-viewer').open")
+
+
+# --------------------------------------------------------------------- checks
+
+
+def check_navigation(page, layout: str) -> list[str]:
+    problems = []
+    toggles = page.locator(".primary-toggle:visible")
+    if toggles.count() != 1:
+        return [f"{toggles.count()} visible ☰ buttons, expected 1"]
+    toggle = toggles.first
+    if layout == "phone":
+        toggle.click()
+        drawer = page.locator("#pst-primary-sidebar-modal")
+        try:
+            page.wait_for_function("document.querySelector('#pst-primary-sidebar-modal').open", timeout=3000)
+        except Exception:
+            return ["☰ did not open the chapter drawer"]
+        if not drawer.locator("nav a.reference").first.is_visible():
+            problems.append("the open drawer shows no chapter links")
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(150)
+        if page.evaluate("document.querySelector('#pst-primary-sidebar-modal').open"):
+            problems.append("Esc did not close the chapter drawer")
+        contents = page.locator(".secondary-toggle:visible")
+        if page.locator(".bd-toc-nav a").count():
+            if contents.count() != 1:
+                problems.append(f"{contents.count()} visible contents buttons, expected 1")
+            else:
+                contents.first.click()
+                page.wait_for_timeout(300)
+                toc = page.locator("#pst-secondary-sidebar-modal")
+                if not page.evaluate("document.querySelector('#pst-secondary-sidebar-modal').open"):
+                    problems.append("the contents button did not open the table of contents")
+                elif not toc.locator(".bd-toc-nav a").first.is_visible():
+                    problems.append("the open table of contents shows no links")
+                page.keyboard.press("Escape")
+                page.wait_for_timeout(150)
+    else:
+        sidebar = page.locator("#pst-primary-sidebar")
+        if not sidebar.locator("nav a.reference").first.is_visible():
+            return ["the sidebar's chapter links are not visible on a desktop"]
+        toggle.click()
+        page.wait_for_timeout(400)
+        if sidebar.locator("nav a.reference").first.is_visible() and sidebar.bounding_box()["x"] >= 0:
+            problems.append("☰ did not hide the sidebar")
+        toggle.click()
+        page.wait_for_timeout(400)
+        if not sidebar.locator("nav a.reference").first.is_visible():
+            problems.append("☰ did not show the sidebar again")
+        toc = page.locator("#pst-secondary-sidebar .bd-toc-nav a")
+        if toc.count() and not toc.first.is_visible():
+            problems.append("the page's table of contents is not visible on a desktop")
+    # Buttons that open the search dialog, and search fields in the page
+    # (the search page's own; the dialog's is hidden until opened).
+    searches = page.locator(".search-button__button:visible").count() + page.locator(
+        "form.bd-search:visible"
+    ).count()
+    if searches != 1:
+        problems.append(f"{searches} search controls visible, expected 1")
+    return problems
+
+
+def check_tables_and_overflow(page) -> list[str]:
+    problems = [f"identifier split over two lines in a table: {w!r}" for w in page.evaluate(JS_SPLIT_NAMES)]
+    o = page.evaluate(JS_OVERFLOW)
+    if o["page"] > o["screen"]:
+        problems.append(f"the page is {o['page']} px wide on a {o['screen']} px screen")
+    for s in o["scrollers"]:
+        if not s["cue"] or not s["mask"] or s["mask"] == "none":
+            problems.append(f"{s['what']} ({s['text']!r}) scrolls sideways with no cue")
+    return problems
+
+
+def check_figures(page, layout: str) -> list[str]:
+    """Every figure opens larger by a click and from its button with the
+    keyboard, and closes with the Close button and with Esc."""
+    problems = []
+    figures = [h for h in page.query_selector_all(".bd-article img") if h.is_visible()]
+    for img in figures:
+        alt = (img.get_attribute("alt") or "")[:50]
+        img.scroll_into_view_if_needed()
+        shown = img.bounding_box()["width"]
+        layout_width = img.evaluate(
+            "i => parseFloat(i.getAttribute('width')) || (/px$/.test(i.style.width) && parseFloat(i.style.width)) || i.naturalWidth"
+        )
+        img.click()
+        page.wait_for_timeout(100)
+        if not _viewer_open(page):
+            problems.append(f"figure {alt!r}: a click did not open it")
+            continue
+        big = page.locator("dialog.book-viewer img")
+        opened = big.bounding_box()["width"]
+        if opened <= shown + 1:
+            problems.append(f"figure {alt!r}: opened at {opened:.0f} px, shown at {shown:.0f} px")
+        if opened < layout_width - 1:
+            problems.append(f"figure {alt!r}: opened at {opened:.0f} px, below its {layout_width:.0f} px size")
+        if layout == "phone":
+            text_px = page.evaluate(JS_SVG_TEXT_PX, [big.get_attribute("src"), opened])
+            if text_px is not None and text_px < MIN_FIGURE_TEXT_PX - 0.01:
+                problems.append(f"figure {alt!r}: opened on a phone, its smallest text is {text_px:.1f} px")
+        page.locator("dialog.book-viewer .book-viewer__close").click()
+        page.wait_for_timeout(100)
+        if _viewer_open(page):
+            problems.append(f"figure {alt!r}: the Close button did not close it")
+        # The keyboard way: the figure's own button (an explorer's sits below it).
+        buttons = img.query_selector_all(
+            "xpath=ancestor::*[contains(@class,'book-zoomable') or contains(@class,'book-explorer-area')][1]"
+            "/button[contains(@class,'book-zoom')]"
+        )
+        if len(buttons) != 1:
+            problems.append(f"figure {alt!r}: {len(buttons)} 'Full size' buttons")
+            continue
+        button = buttons[0]
+        box = button.bounding_box()
+        if layout == "phone" and (box["width"] < MIN_TOUCH_PX or box["height"] < MIN_TOUCH_PX):
+            problems.append(f"figure {alt!r}: its button is {box['width']:.0f} x {box['height']:.0f} px")
+        button.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(100)
+        if not _viewer_open(page):
+            problems.append(f"figure {alt!r}: Enter on its button did not open it")
+            continue
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(100)
+        if _viewer_open(page):
+            problems.append(f"figure {alt!r}: Esc did not close it")
+        elif not button.evaluate("b => b === document.activeElement"):
+            problems.append(f"figure {alt!r}: focus did not return to its button")
+    return problems
+
+
+def check_sliders(page, layout: str) -> list[str]:
+    problems = []
+    if page.locator('[title="null"]').count():
+        problems.append(f"{page.locator('[title=null]').count()} elements have the hover text 'null'")
+    sliders = page.locator(".vsock-explorer .widget-slider")
+    for s in range(sliders.count()):
+        slider = sliders.nth(s)
+        label = slider.locator(".widget-label").inner_text().strip()
+        handle = slider.locator(".noUi-handle")
+        readout = slider.locator(".widget-readout")
+        if page.get_by_role("slider", name=label, exact=True).count() < 1:
+            problems.append(f"slider {label!r}: no slider has the accessible name {label!r}")
+        try:
+            from playwright.sync_api import expect
+
+            expect(handle).to_have_accessible_name(label, timeout=1000)
+        except AssertionError:
+            problems.append(f"slider {label!r}: its handle is not named {label!r}")
+        # The readout shows the option's label ("64 B"); the handle must say
+        # the same (noUiSlider alone says the option's index).
+        text = handle.get_attribute("aria-valuetext")
+        if not text or text != readout.inner_text().strip():
+            problems.append(f"slider {label!r}: aria-valuetext {text!r}, readout {readout.inner_text()!r}")
+        if readout.evaluate("r => r.isContentEditable"):
+            problems.append(f"slider {label!r}: its readout can be edited")
+        if layout == "phone":
+            box = handle.bounding_box()
+            if box["width"] < MIN_TOUCH_PX or box["height"] < MIN_TOUCH_PX:
+                problems.append(f"slider {label!r}: handle is {box['width']:.0f} x {box['height']:.0f} px")
+    return problems
+
+
+def check_explorers(page, path: str) -> list[str]:
+    """Each explorer shows sliders and a figure; moving each slider with the
+    keyboard changes the figure and the handle's value text."""
+    problems = []
+    explorers = page.locator(".vsock-explorer")
+    notebook = REPO / Path(path).with_suffix(".ipynb")
+    expected = _explorers_built(notebook) if notebook.exists() else 0
+    if explorers.count() < expected:
+        problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
+    for i in range(explorers.count()):
+        explorer = explorers.nth(i)
+        sliders = explorer.locator(".widget-slider")
+        if sliders.count() == 0 or not sliders.first.is_visible():
+            problems.append(f"explorer {i}: no visible slider")
+            continue
+        if not explorer.locator("img").first.is_visible():
+            problems.append(f"explorer {i}: no visible figure")
+            continue
+        for s in range(sliders.count()):
+            before = explorer.evaluate(JS_VISIBLE_FIGURE)
+            handle = sliders.nth(s).locator(".noUi-handle")
+            said = handle.get_attribute("aria-valuetext")
+            at_end = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+            handle.focus()
+            page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+            deadline = time.monotonic() + 5
+            after = before
+            while time.monotonic() < deadline and after == before:
+                page.wait_for_timeout(100)
+                after = explorer.evaluate(JS_VISIBLE_FIGURE)
+            label = sliders.nth(s).locator(".widget-label").inner_text()
+            if after is None or after == before:
+                problems.append(f"explorer {i}: moving slider '{label}' did not change the figure")
+            elif handle.get_attribute("aria-valuetext") == said:
+                problems.append(f"explorer {i}: slider '{label}' moved but still says {said!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("path", PAGES)
-def test_page(site, browser, path):
-    rec = PageRecorder(browser, site)
+def test_page(site, browser, path, layout):
+    rec = PageRecorder(browser, site, layout)
     try:
         page = rec.open(path)
         problems: list[str] = []
+        theme = page.evaluate("document.documentElement.dataset.theme")
+        if theme != LAYOUTS[layout]["mode"]:
+            problems.append(f"theme is {theme!r}, expected {LAYOUTS[layout]['mode']!r}")
 
         for img in page.evaluate(JS_IMAGES):
             if not img["complete"] or img["width"] == 0:
@@ -199,72 +483,109 @@ def test_page(site, browser, path):
             if not (img["alt"] or "").strip():
                 problems.append(f"image without alt text: {img['src']}")
 
-        views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+        views = page.locator(VIEW_SCRIPTS).count()
         subareas = page.locator(".widget-subarea").count()
         if subareas < views:
             problems.append(f"{views - subareas} of {views} widgets did not render")
 
-        explorers = page.locator(".vsock-explorer")
-        notebook = REPO / Path(path).with_suffix(".ipynb")
-        expected = _explorers_built(notebook) if notebook.exists() else 0
-        if explorers.count() < expected:
-            problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
-        for i in range(explorers.count()):
-            explorer = explorers.nth(i)
-            sliders = explorer.locator(".widget-slider")
-            if sliders.count() == 0 or not sliders.first.is_visible():
-                problems.append(f"explorer {i}: no visible slider")
-                continue
-            figure = explorer.locator("img").first
-            if not figure.is_visible():
-                problems.append(f"explorer {i}: no visible figure")
-                continue
-            for s in range(sliders.count()):
-                before = explorer.evaluate(JS_VISIBLE_FIGURE)
-                handle = sliders.nth(s).locator(".noUi-handle")
-                handle.focus()
-                page.keyboard.press("ArrowRight")
-                deadline = time.monotonic() + 5
-                after = before
-                while time.monotonic() < deadline and after == before:
-                    page.wait_for_timeout(100)
-                    after = explorer.evaluate(JS_VISIBLE_FIGURE)
-                if after is None or after == before:
-                    label = sliders.nth(s).locator(".widget-label").inner_text()
-                    problems.append(f"explorer {i}: moving slider '{label}' did not change the figure")
-
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(SCREENSHOTS / f"{_slug(path)}-light.png"), full_page=True)
-
-        SIZES[path] = {
+        # Sizes first: the checks below only add data: and cached requests.
+        limit = MAX_EXPLORER_PAGE_BYTES if views else MAX_TEXT_PAGE_BYTES
+        SIZES.setdefault(path, {}).update({
             "transferred_bytes": rec.transferred,
             "runtime_bytes": rec.runtime_bytes,
             "own_bytes": rec.own_bytes,
             "requests": len(rec.requests),
-        }
-        if rec.transferred >= MAX_PAGE_BYTES:
-            problems.append(f"page transferred {rec.transferred / 1e6:.2f} MB (limit 3 MB)")
-        if rec.own_bytes >= MAX_PAGE_BYTES:
-            problems.append(f"page's own content is {rec.own_bytes / 1e6:.2f} MB (limit 3 MB)")
+            "limit_bytes": limit,
+        })
+        if rec.transferred > limit:
+            problems.append(f"page transferred {rec.transferred / 1e3:.0f} KB gzip (limit {limit / 1e3:.0f} KB)")
+
+        problems += check_tables_and_overflow(page)
+        problems += check_sliders(page, layout)
+        problems += check_figures(page, layout)
+        problems += check_explorers(page, path)
+        problems += check_navigation(page, layout)
+
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(SCREENSHOTS / f"{_slug(path)}-{layout}-{LAYOUTS[layout]['mode']}.png"), full_page=True)
+
         problems += [f"blocked external request: {u}" for u in rec.blocked]
         problems += rec.errors
-        assert not problems, f"{path}:\n  " + "\n  ".join(problems)
+        assert not problems, f"{path} ({layout}):\n  " + "\n  ".join(problems)
     finally:
         rec.close()
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page_dark_mode(site, browser, path):
-    """The page also loads cleanly in dark mode; screenshot for review."""
-    rec = PageRecorder(browser, site, dark=True)
+def test_page_without_javascript(site, browser, path):
+    """Scripts off: each explorer shows its first figure and says why it has
+    no sliders; the page still fits a phone."""
+    rec = PageRecorder(browser, site, "phone", javascript=False)
     try:
-        page = rec.open(path)
-        theme = page.evaluate("document.documentElement.dataset.theme")
-        page.screenshot(path=str(SCREENSHOTS / f"{_slug(path)}-dark.png"), full_page=True)
-        problems = [f"blocked external request: {u}" for u in rec.blocked] + rec.errors
-        if theme != "dark":
-            problems.append(f"theme is {theme!r}, expected 'dark'")
-        assert not problems, f"{path} (dark):\n  " + "\n  ".join(problems)
+        page = rec.open(path, javascript=False)
+        problems: list[str] = []
+        # Chromium refuses the theme's script preloads when scripts are off.
+        rec.errors = [e for e in rec.errors if not e.endswith("(csp)")]
+        views = page.locator(VIEW_SCRIPTS).count()
+        fallbacks = page.locator(".vsock-explorer-noscript")
+        if fallbacks.count() != views:
+            problems.append(f"{fallbacks.count()} explorer fallbacks for {views} explorers")
+        for i in range(fallbacks.count()):
+            fallback = fallbacks.nth(i)
+            img = fallback.locator("img")
+            if img.count() != 1 or not img.is_visible():
+                problems.append(f"explorer {i}: no visible image without JavaScript")
+                continue
+            info = img.evaluate("i => ({w: i.naturalWidth, h: i.getBoundingClientRect().height, alt: i.alt})")
+            if info["w"] == 0 or info["h"] < 50 or not info["alt"].strip():
+                problems.append(f"explorer {i}: its image without JavaScript is {info}")
+            if "need JavaScript" not in fallback.inner_text():
+                problems.append(f"explorer {i}: no line saying the sliders need JavaScript")
+        width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        if width[0] > width[1]:
+            problems.append(f"the page is {width[0]} px wide on a {width[1]} px screen")
+        problems += [f"blocked external request: {u}" for u in rec.blocked]
+        problems += rec.errors
+        assert not problems, f"{path} (no JavaScript):\n  " + "\n  ".join(problems)
     finally:
         rec.close()
+
+
+def test_only_the_icons_the_book_uses_and_no_icon_missing(site, browser):
+    """The subset icon fonts hold every icon a page draws (each icon the
+    theme draws from Font Awesome is checked against the font's characters),
+    and pages fetch neither Font Awesome's script nor its full fonts."""
+    from fontTools.ttLib import TTFont
+
+    fonts = {
+        "Font Awesome 6 Free": HTML / "_static/vendor/fontawesome/fa-solid-900.woff",
+        "Font Awesome 6 Brands": HTML / "_static/vendor/fontawesome/fa-brands-400.woff",
+    }
+    cmaps = {family: set(TTFont(f).getBestCmap()) for family, f in fonts.items()}
+    problems = []
+    for path in PAGES:
+        for layout in LAYOUTS:
+            rec = PageRecorder(browser, site, layout)
+            try:
+                page = rec.open(path)
+                used = page.evaluate(
+                    """() => [...document.querySelectorAll('*')].flatMap(el => ['::before', '::after'].map(p => {
+                        const cs = getComputedStyle(el, p);
+                        if (!/Font Awesome/.test(cs.fontFamily) || !cs.content || cs.content === 'none') return null;
+                        return {family: cs.fontFamily, content: cs.content, where: el.className.toString().slice(0, 40)};
+                    })).filter(Boolean)"""
+                )
+                for u in used:
+                    family = next((f for f in fonts if f in u["family"]), None)
+                    for ch in u["content"].strip('"'):
+                        if family is None:
+                            problems.append(f"{path}: {u['where']} draws from {u['family']}")
+                        elif ord(ch) not in cmaps[family]:
+                            problems.append(f"{path}: icon U+{ord(ch):04X} ({u['where']}) is missing from {family}")
+                for url in rec.requests:
+                    if re.search(r"fontawesome\.js|fa-(solid|regular|brands)-\d+\.woff2|html-manager/.*\.woff", url):
+                        problems.append(f"{path} ({layout}): fetched {url.removeprefix(site)}")
+            finally:
+                rec.close()
+    assert not problems, "\n".join(sorted(set(problems)))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import re
+import xml.dom.minidom
+from urllib.parse import unquote
 
 import ipywidgets as W
 import matplotlib
@@ -12,12 +12,30 @@ import pytest
 from ipywidgets.embed import dependency_state, embed_data
 
 from vsockmodel.bookkit import style
-from vsockmodel.bookkit.style import MissingUnitError, fmt_size, label, use_book_style
+from vsockmodel.bookkit.style import (
+    MIN_TEXT_PT,
+    MissingUnitError,
+    check_text_size,
+    figure_svg,
+    fmt_size,
+    label,
+    smallest_text_pt,
+    svg_data_uri,
+    use_book_style,
+)
 from vsockmodel.bookkit.widgets import Explorer, explorer
 
 PAYLOADS = [64, 256, 4096]
 BUFFERS = [16384, 65536]
-IMG_RE = re.compile(r'<img [^>]*alt="([^"]+)"[^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+IMG_RE = re.compile(r'<img [^>]*alt="([^"]+)"[^>]*src="data:image/svg\+xml,([^"]+)"')
+
+
+def svg_of(src: str) -> str:
+    """The SVG document a data URI from the explorer holds (parsed as XML, as
+    a browser does for an <img>)."""
+    svg = unquote(src)
+    xml.dom.minidom.parseString(svg)
+    return svg
 
 
 def make(draw=None, **kwargs) -> Explorer:
@@ -102,8 +120,7 @@ def test_every_image_has_alt_text_for_its_own_parameters():
         alt, data = match.groups()
         expected = f"Test curve at payload {fmt_size(PAYLOADS[i])} with buffer {fmt_size(BUFFERS[j])}"
         assert alt == expected
-        png = base64.b64decode(data)
-        assert png.startswith(b"\x89PNG\r\n\x1a\n")
+        assert svg_of(data).startswith("<svg")
         seen.add(alt)
     assert len(seen) == 6
 
@@ -184,7 +201,7 @@ def test_bad_arguments_fail_early():
 def test_images_are_small():
     ex = make().build()
     sizes = [len(leaf.value) for leaf in ex._leaves.values()]
-    assert max(sizes) < 40_000
+    assert max(sizes) < 12_000
 
 
 # ---------------------------------------------------------------- style
@@ -221,15 +238,88 @@ def test_book_style_palette_and_background():
     assert colors[0] == style.COLORS["blue"] and set(colors) == set(style.COLORS.values())
 
 
-def test_png_is_opaque_and_white_backed():
-    from PIL import Image
-
+def test_figures_are_opaque_white_backed_svg_at_100_px_per_inch():
     ex = make().build()
-    data = base64.b64decode(IMG_RE.search(ex.image_html).group(2))
-    with Image.open(io.BytesIO(data)) as im:
-        rgb = im.convert("RGB")
-        assert im.mode in ("P", "RGB")
-        assert min(rgb.getpixel((1, 1))) >= 250  # white (palette quantisation may give 254)
+    html = ex.image_html
+    assert 'width="320" height="200"' in html            # figsize (3.2, 2.0) at 100 px/in
+    svg = svg_of(IMG_RE.search(html).group(2))
+    # The first shape is the figure's background: an opaque white rectangle.
+    first = re.search(r"<path d='[^']*' style='fill: #([0-9a-f]{6})'", svg)
+    assert first and first.group(1) == "ffffff"
+    assert "<text" in svg and "<!--" not in svg and "<metadata" not in svg
+
+
+def test_svg_data_uri_keeps_what_xml_needs():
+    svg = "<svg xmlns='http://www.w3.org/2000/svg'><text fill=\"#123456\">it's 50% & <done></text></svg>"
+    svg = svg.replace("&", "&amp;").replace("<done>", "&lt;done&gt;")
+    uri = svg_data_uri(svg)
+    assert uri.startswith("data:image/svg+xml,") and '"' not in uri and "#" not in uri
+    back = unquote(uri.split(",", 1)[1])
+    dom = xml.dom.minidom.parseString(back)
+    assert dom.getElementsByTagName("text")[0].firstChild.data == "it's 50% & <done>"
+    assert dom.getElementsByTagName("text")[0].getAttribute("fill") == "#123456"
+
+
+def test_sliders_and_figures_have_no_null_tooltip():
+    ex = make().build()
+    assert all(s.tooltip == "" for s in ex.sliders.values())
+    assert all(leaf.tooltip == "" for leaf in ex._leaves.values())
+
+
+def test_figures_share_one_layout_and_style():
+    ex = make().build()
+    leaves = list(ex._leaves.values())
+    assert len({id(leaf.layout) for leaf in leaves}) == 1
+    assert len({id(leaf.style) for leaf in leaves}) == 1
+    assert len({id(s.layout) for level in ex.stacks for s in level}) == 1
+
+
+def test_noscript_fallback_is_the_first_figure_with_a_note():
+    ex = make(initial={"payload": 256})
+    html = ex.noscript_html
+    assert html.startswith("<noscript>") and html.endswith("</noscript>")
+    assert ex.leaf(payload=256, buffer=16384).value in html
+    assert "need JavaScript" in html
+
+
+def test_displaying_an_explorer_shows_the_fallback_then_the_widget():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    ex = make()
+    with capture_output() as out:
+        shell.display_formatter.format(ex)        # what Jupyter does with a cell's value
+    bundles = [o.data for o in out.outputs]
+    assert [sorted(b) for b in bundles] == [
+        ["text/html", "text/plain"],
+        ["application/vnd.jupyter.widget-view+json", "text/plain"],
+    ]
+    assert bundles[0]["text/html"] == ex.noscript_html
+    assert bundles[1]["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+
+
+def test_text_smaller_than_the_minimum_is_refused():
+    def tiny(fig, payload, buffer):
+        ax = fig.subplots()
+        ax.plot([1, 2], [payload, buffer])
+        ax.set_title("tiny", fontsize=MIN_TEXT_PT - 0.5)
+        label(ax, x="time (s)", y="size (bytes)")
+
+    with pytest.raises(ValueError, match="too small to read"):
+        make(draw=tiny).build()
+
+
+def test_smallest_text_counts_tick_labels_once_drawn():
+    fig = matplotlib.figure.Figure(figsize=(3, 2))
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=6)
+    ax.set_xlabel("x (s)", fontsize=10)
+    figure_svg(fig)
+    assert smallest_text_pt(fig) == 6
+    with pytest.raises(ValueError, match="6 pt"):
+        check_text_size(fig)
 
 
 def test_the_benchmark_times_slider_updates_of_a_built_explorer():

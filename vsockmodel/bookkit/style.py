@@ -9,6 +9,11 @@ colours, fonts and background are set in one place:
 * ``label(ax, x=..., y=...)`` sets axis labels and refuses a label without a
   unit in parentheses, e.g. ``"payload (bytes)"``.
 * ``fmt_size(65536) == "64 KiB"`` formats byte counts for ticks and sliders.
+* ``show(fig)`` puts a finished figure in the page as SVG, at 100 CSS px per
+  inch; ``figure_svg`` and ``svg_data_uri`` do the same for explorers.
+  Both refuse text smaller than ``MIN_TEXT_PT`` (``check_text_size``): the
+  book's figure viewer opens a figure at least that large, where 6.5 pt is
+  9 CSS px, readable on a phone.
 
 Figures keep an opaque white background so they stay readable when the book is
 read in the theme's dark mode (a transparent PNG would put black text on a dark
@@ -17,9 +22,9 @@ page).
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Optional
+from urllib.parse import quote
 
 import matplotlib as mpl
 from cycler import cycler
@@ -33,6 +38,11 @@ __all__ = [
     "fmt_size",
     "size_ticks",
     "MissingUnitError",
+    "MIN_TEXT_PT",
+    "smallest_text_pt",
+    "check_text_size",
+    "figure_svg",
+    "svg_data_uri",
     "show",
 ]
 
@@ -171,16 +181,106 @@ def size_ticks(axis, values) -> None:
     axis.set_major_formatter(FuncFormatter(fmt_size))
 
 
-def show(fig, scale: int = 2) -> None:
-    """Display a finished figure in a notebook as a PNG drawn at ``scale`` times
-    the book's resolution and shown at its usual size, so that it stays sharp on
-    high-density screens and when a reader zooms in on a phone."""
-    import matplotlib.pyplot as plt
-    from IPython.display import Image, display
+#: Smallest text a figure may have, in points: at the book's 100 CSS px per
+#: inch, 6.5 pt is 9 CSS px, the size a figure opened in the viewer must keep.
+MIN_TEXT_PT = 6.5
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=fig.dpi * scale, bbox_inches="tight")
+
+def smallest_text_pt(fig) -> Optional[float]:
+    """Size in points of the smallest visible, non-empty text in ``fig``
+    (titles, labels, legends, annotations and, once the figure has been
+    drawn, tick labels); None if it has none."""
+    from matplotlib.text import Text
+
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+    ]
+    return min(sizes) if sizes else None
+
+
+def check_text_size(fig, where: str = "figure") -> None:
+    """Raise ValueError if ``fig`` has text smaller than :data:`MIN_TEXT_PT`."""
+    smallest = smallest_text_pt(fig)
+    if smallest is not None and smallest < MIN_TEXT_PT:
+        raise ValueError(
+            f"{where}: text of {smallest:g} pt is too small to read on a phone; "
+            f"use at least {MIN_TEXT_PT:g} pt (9 CSS px at 100 px per inch)"
+        )
+
+
+#: SVG output: text as text (a few KB per figure, where outlines take tens;
+#: a reader without DejaVu Sans gets a narrower sans-serif, which fits where
+#: DejaVu did) and ids that do not change between builds.
+_SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "vsockmodel", "svg.image_inline": True}
+_NUMBER = re.compile(r"-?\d+\.\d{3,}")
+
+
+def _round(m: re.Match) -> str:
+    text = f"{float(m.group()):.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def figure_svg(fig, tight: bool = False) -> str:
+    """``fig`` as an SVG document, compacted: no comments, metadata or
+    indentation, no ids on groups, coordinates to 0.01 pt, and the font list
+    matplotlib repeats on every label said once."""
+    import collections
+    import io
+
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context(_SVG_RC):
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None,
+                    metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]                     # no XML prologue or doctype
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = re.sub(r"\s*\n\s*", " ", svg)
+    svg = re.sub(r">\s+<", "><", svg).strip()
+    svg = re.sub(r'<g id="[^"]*">', "<g>", svg)       # nothing refers to a group
+    svg = _NUMBER.sub(_round, svg)
+    families = collections.Counter(re.findall(r"font-family: ([^;\"]*);", svg))
+    if families:
+        family = families.most_common(1)[0][0]
+        svg = svg.replace(f"font-family: {family}; ", "").replace(f"font-family: {family};", "")
+        rule = "text{font-family:%s}" % family.replace("'", '"')
+        svg = re.sub(r"(<svg[^>]*>)", lambda m: f"{m.group(1)}<style>{rule}</style>", svg, count=1)
+    return svg
+
+
+def svg_data_uri(svg: str) -> str:
+    """A ``data:`` URI for an SVG document, for an ``<img src="...">``: only
+    what a URL or a double-quoted attribute cannot hold is percent-encoded, so
+    the page's gzip still finds the SVG's repetitions."""
+    # Quote attributes with ' (no %22 for each): written out again by an XML
+    # serialiser, attributes are "-quoted, so every ' is in a value or text and
+    # can become a character reference, which XML reads back as '.
+    import xml.dom.minidom
+
+    svg = xml.dom.minidom.parseString(svg).documentElement.toxml()
+    svg = svg.replace("'", "&#39;").replace('"', "'")
+    return "data:image/svg+xml," + quote(svg, safe=" /=:;,.-_()'!*~<>?@+[]{}$")
+
+
+def show(fig) -> None:
+    """Display a finished figure in a notebook as SVG, sized at 100 CSS px per
+    inch (its text at the sizes the style sets); it stays sharp on
+    high-density screens and when a reader opens it larger."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    svg = figure_svg(fig, tight=True)      # drawn first, so tick labels count
+    check_text_size(fig)
     plt.close(fig)
-    png = buf.getvalue()
-    width = int.from_bytes(png[16:20], "big")          # the PNG header's IHDR width
-    display(Image(png, width=round(width / scale)))
+    size = re.match(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    width, height = (round(float(v) / 72 * 100) for v in size.groups())
+    display(
+        {"image/svg+xml": svg, "text/plain": f"<figure, {width} x {height} px>"},
+        metadata={"image/svg+xml": {"width": width}},
+        raw=True,
+    )

@@ -18,8 +18,9 @@ The pattern every chapter uses::
 How it works:
 
 * **No kernel (the static book).** When the explorer is displayed it calls
-  ``draw`` once for every combination of slider values and keeps the PNGs in a
-  nested ``ipywidgets.Stack`` (one nesting level per control).  Each slider's
+  ``draw`` once for every combination of slider values and keeps the figures,
+  as SVG (sharp at any zoom and on any screen), in a nested
+  ``ipywidgets.Stack`` (one nesting level per control).  Each slider's
   ``index`` is ``jslink``-ed to the ``selected_index`` of every Stack at its
   level, so the browser switches figures by itself: no kernel, no network.
 * **With a kernel (Jupyter).** A Python observer on the sliders re-runs
@@ -28,28 +29,35 @@ How it works:
   ``Explorer.select(**params)`` drives the same path from code, and
   ``Explorer.last_update_s`` is the duration of the last update, redraw
   included.
-* **Alt text.** Every image is an ``<img alt="..." src="data:image/png;...">``
+* **Alt text.** Every image is an ``<img alt="..." src="data:image/svg+xml,...">``
   inside an ``ipywidgets.HTML`` widget (``ipywidgets.Image`` has no alt
   attribute).  The alt text is ``alt.format(**labels)`` where each placeholder
   receives the *formatted* value label of that control (e.g. ``"4 KiB"``).
+* **Without JavaScript.** Displaying an explorer also displays its first
+  figure inside ``<noscript>``, with a line saying that the sliders need
+  JavaScript: a page read with scripts off shows that figure, and a live
+  notebook (scripts on) shows nothing extra.
+* **Text size.** The figures are shown at 100 CSS px per inch and open at
+  least that large in the book's figure viewer; text smaller than
+  :data:`~vsockmodel.bookkit.style.MIN_TEXT_PT` (9 CSS px there) is refused
+  when the grid is built.
 """
 
 from __future__ import annotations
 
-import base64
 import gc
 import html
-import io
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 import ipywidgets as W
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from ipywidgets.widgets.widget_string import HTMLStyle
+from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
-from .style import use_book_style
+from .style import check_text_size, figure_svg, svg_data_uri, use_book_style
 
 __all__ = ["Explorer", "explorer", "grid"]
 
@@ -59,10 +67,8 @@ DrawFn = Callable[..., Any]
 class Explorer:
     """A matplotlib figure driven by selection sliders; see the module docstring."""
 
-    #: PNG resolution. 6.4 x 3.8 in at 100 dpi is 640 x 380 px.
+    #: CSS pixels per inch of figure: 6.4 x 3.8 in is shown at 640 x 380 px.
     dpi: int = 100
-    #: Colours kept when the PNG is quantised to a palette (smaller pages).
-    png_colors: int = 96
 
     def __init__(
         self,
@@ -121,6 +127,8 @@ class Explorer:
                 description=labels.get(name, name),
                 continuous_update=False,
                 readout=True,
+                # The label's hover text; the default (None) shows as "null".
+                tooltip="",
                 style={"description_width": label_width},
                 layout=W.Layout(width="min(100%, 32rem)"),
             )
@@ -128,7 +136,12 @@ class Explorer:
             self.sliders[name] = slider
 
         self._figure = Figure(figsize=self.figsize, dpi=self.dpi)
-        FigureCanvasAgg(self._figure)
+        FigureCanvasSVG(self._figure)
+        # One layout and one style for every figure and Stack: a page then
+        # carries (and its widget manager creates) one model per figure, not three.
+        self._leaf_layout = W.Layout()
+        self._leaf_style = HTMLStyle()
+        self._stack_layout = W.Layout()
         self._leaves: dict[tuple[int, ...], W.HTML] = {}
         self._stacks: list[list[W.Stack]] = [[] for _ in self.names]
         self._links: list[W.Widget] = []
@@ -207,38 +220,43 @@ class Explorer:
                 f"({exc}); controls are {self.names}"
             ) from None
 
-    def _render(self, idx: Sequence[int], optimize: bool = True) -> str:
+    def _render(self, idx: Sequence[int], check: bool = False) -> str:
         """Run draw for grid cell ``idx``; return the ``<img>`` HTML.
 
-        ``optimize`` spends ~10 ms more per PNG for ~10 % smaller pages: worth
-        it for the precomputed grid, not for a live slider update.
+        ``check`` refuses text too small to read (done for the precomputed
+        grid; a live update shows whatever the model draws).
         """
         fig = self._figure
         fig.clear()
         fig.set_dpi(self.dpi)
         fig.set_size_inches(self.figsize)
-        self._draw(fig, **self._params(idx))
-        png = _figure_png(fig, self.png_colors, optimize)
+        params = self._params(idx)
+        self._draw(fig, **params)
+        src = svg_data_uri(figure_svg(fig))
+        if check:                                   # after drawing: tick labels exist
+            check_text_size(fig, where=f"explorer figure at {params}")
         width = int(round(self.figsize[0] * self.dpi))
         height = int(round(self.figsize[1] * self.dpi))
-        data = base64.b64encode(png).decode("ascii")
         alt = html.escape(self.alt_text(idx), quote=True)
         return (
             f'<img class="vsock-explorer-figure" alt="{alt}" width="{width}" '
-            f'height="{height}" style="max-width:100%;height:auto" '
-            f'src="data:image/png;base64,{data}">'
+            f'height="{height}" style="max-width:100%;height:auto" src="{src}">'
         )
+
+    def _leaf(self, value: str) -> W.HTML:
+        return W.HTML(value=value, tooltip="", layout=self._leaf_layout, style=self._leaf_style)
 
     def _build_level(self, level: int, prefix: tuple[int, ...]) -> W.Widget:
         if level == len(self.names):
-            leaf = W.HTML(value=self._render(prefix))
+            leaf = self._leaf(self._render(prefix, check=True))
             self._leaves[prefix] = leaf
             return leaf
         name = self.names[level]
         children = [
             self._build_level(level + 1, prefix + (i,)) for i in range(len(self.values[name]))
         ]
-        stack = W.Stack(children=children, selected_index=self.sliders[name].index)
+        stack = W.Stack(children=children, selected_index=self.sliders[name].index,
+                        layout=self._stack_layout)
         self._stacks[level].append(stack)
         return stack
 
@@ -273,7 +291,7 @@ class Explorer:
             for stack in self._stacks[level]:
                 if stack.selected_index != i:
                     stack.selected_index = i
-        self._leaves[idx].value = self._render(idx, optimize=False)
+        self._leaves[idx].value = self._render(idx)
         self.update_count += 1
         self.last_update_s = time.perf_counter() - t0
 
@@ -309,14 +327,33 @@ class Explorer:
         return self.leaf().value
 
     # --------------------------------------------------------------- display
+    @property
+    def noscript_html(self) -> str:
+        """The first figure, for a page read without JavaScript (see the module docstring)."""
+        self.build()
+        first = tuple(self.sliders[n].index for n in self.names)
+        image = self._leaves[first].value
+        return (
+            '<noscript><div class="vsock-explorer-noscript">'
+            f"{image}<p>This figure has sliders, which need JavaScript; "
+            "without it, it shows its first setting.</p></div></noscript>"
+        )
+
     def _repr_mimebundle_(self, **kwargs):
         self.build()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         # Keep the plain-text fallback short (the default repr would list
-        # every child widget, base64 images included).
+        # every child widget, images included).
         if isinstance(bundle, dict) and "text/plain" in bundle:
             bundle["text/plain"] = repr(self)
         return bundle
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        self.build()
+        display({"text/html": self.noscript_html, "text/plain": ""}, raw=True)
+        display(self._repr_mimebundle_(), raw=True)
 
     def __repr__(self) -> str:
         dims = " x ".join(f"{n}[{len(self.values[n])}]" for n in self.names)
@@ -327,28 +364,6 @@ class Explorer:
 explorer = Explorer
 
 
-def _figure_png(fig: Figure, colors: int, optimize: bool = True) -> bytes:
-    """Render ``fig`` with Agg and encode it as a palette PNG (small pages).
-
-    Rendering straight from the Agg buffer avoids matplotlib's own PNG
-    encode/decode round trip; quantising to ``colors`` colours keeps a
-    640 x 380 line plot around 10 KB.
-    """
-    from PIL import Image
-
-    canvas = fig.canvas
-    canvas.draw()
-    rgba = canvas.buffer_rgba()
-    im = Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba, "raw", "RGBA", 0, 1)
-    # The figure background is opaque white, so dropping alpha changes nothing.
-    small = im.convert("RGB").quantize(
-        colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
-    )
-    out = io.BytesIO()
-    small.save(out, format="PNG", optimize=optimize)
-    return out.getvalue()
-
-
 def grid(explorer_: Explorer):
     """Yield ``(params, html_widget)`` for every precomputed grid cell."""
     explorer_.build()
@@ -356,7 +371,7 @@ def grid(explorer_: Explorer):
         yield explorer_._params(idx), explorer_._leaves[idx]
 
 
-MAX_FIG_INCHES = 20      # 2000 px at the explorer's 100 dpi, per side
+MAX_FIG_INCHES = 20      # 2000 CSS px at the explorer's 100 px per inch, per side
 
 
 def _check_figsize(figsize) -> tuple[float, float]:

@@ -1,0 +1,251 @@
+/*
+ * The book's own behaviour, on every page (html_js_files in _config.yml).
+ * Each part works on the page as Sphinx and the widget manager leave it;
+ * without JavaScript the page still reads, figures just do not open larger.
+ *
+ * 1. Figures open full size in a <dialog>: on a phone a figure is shown at
+ *    half its size or less, too small to read its labels.
+ * 2. Explorer sliders (ipywidgets' noUiSlider) get the screen-reader name and
+ *    value text the widget manager leaves out, and a readout that cannot be
+ *    typed into (typing there changed the text, never the figure).
+ * 3. Tables, code and printed output that are wider than the page fade at
+ *    the edge they can scroll towards, so a reader knows there is more; a
+ *    table with a header row that does not fit becomes one card per row.
+ */
+(function () {
+  "use strict";
+
+  var ZOOM_ICON =
+    '<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">' +
+    '<path d="M1 6V1h5M10 1h5v5M15 10v5h-5M6 15H1v-5" fill="none" stroke="currentColor" stroke-width="2"/></svg>';
+
+  /* ---------------------------------------------------------------- figures */
+
+  var viewer = null;
+  var opener = null;
+
+  // The size the page lays a figure out at when there is room: explorer
+  // images and notebook outputs say it (width attribute or style), an SVG
+  // file has it as its own size. Its text is sized for that (>= 9 CSS px).
+  function layoutWidth(img) {
+    var w = parseFloat(img.getAttribute("width"));
+    if (!w && /px$/.test(img.style.width)) w = parseFloat(img.style.width);
+    return w || img.naturalWidth || img.getBoundingClientRect().width;
+  }
+
+  function makeViewer() {
+    var d = document.createElement("dialog");
+    d.className = "book-viewer";
+    d.setAttribute("aria-label", "Figure, full size");
+    d.innerHTML =
+      '<div class="book-viewer__bar"><button type="button" class="book-viewer__close">' +
+      '<span aria-hidden="true">&times;</span> Close</button></div>' +
+      '<div class="book-viewer__body"><img alt=""></div>';
+    d.querySelector(".book-viewer__close").addEventListener("click", function () { d.close(); });
+    // A tap on the dimmed page around the figure closes it, as Esc does.
+    d.addEventListener("click", function (e) { if (e.target === d) d.close(); });
+    d.addEventListener("close", function () {
+      d.querySelector("img").removeAttribute("src");
+      if (opener && document.contains(opener)) opener.focus();
+      opener = null;
+    });
+    document.body.appendChild(d);
+    return d;
+  }
+
+  function openFigure(img, from) {
+    viewer = viewer || makeViewer();
+    var big = viewer.querySelector("img");
+    var base = layoutWidth(img);
+    // Never smaller than the figure's layout size (on a phone the reader
+    // scrolls or pinches); on a wide screen up to twice that, to fill it.
+    var room = document.documentElement.clientWidth - 32;
+    big.style.width = Math.round(Math.max(base, Math.min(room, 2 * base))) + "px";
+    big.alt = img.alt;
+    big.src = img.currentSrc || img.src;
+    opener = from || img;
+    viewer.showModal();
+    viewer.querySelector(".book-viewer__body").scrollTo(0, 0);
+  }
+
+  function zoomButton(cls) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "book-zoom " + cls;
+    b.setAttribute("aria-label", "Full size: open the figure larger");
+    b.innerHTML = ZOOM_ICON + "<span>Full size</span>";
+    return b;
+  }
+
+  // A static figure gets its button below it, in a wrapper; the image
+  // itself also opens on a tap or click.
+  function wireStaticFigure(img) {
+    if (img.closest(".vsock-explorer, .book-zoomable, .book-viewer")) return;
+    var wrap = document.createElement("span");
+    wrap.className = "book-zoomable";
+    img.parentNode.insertBefore(wrap, img);
+    wrap.appendChild(img);
+    var b = zoomButton("book-zoom--figure");
+    b.addEventListener("click", function () { openFigure(img, b); });
+    wrap.appendChild(b);
+  }
+
+  // An explorer's figure is re-created by the widget manager at every slider
+  // move, so its one button (below the explorer, in the manager's own
+  // container) opens whichever figure shows now.
+  function visibleFigure(root) {
+    var imgs = root.querySelectorAll("img.vsock-explorer-figure");
+    for (var i = 0; i < imgs.length; i++) if (imgs[i].getClientRects().length) return imgs[i];
+    return null;
+  }
+
+  function wireExplorer(box) {
+    var area = box.parentNode;
+    if (!area || area.querySelector(":scope > .book-zoom")) return;
+    var b = zoomButton("book-zoom--explorer");
+    b.addEventListener("click", function () {
+      var img = visibleFigure(box);
+      if (img) openFigure(img, b);
+    });
+    area.classList.add("book-explorer-area");
+    area.appendChild(b);
+  }
+
+  document.addEventListener("click", function (e) {
+    var img = e.target.closest && e.target.closest(".bd-article img");
+    if (img && !img.closest(".book-viewer") && !img.closest("a")) openFigure(img);
+  });
+
+  /* ---------------------------------------------------------------- sliders */
+
+  var nextId = 0;
+
+  function wireSlider(el) {
+    var target = el.querySelector(".noUi-target");
+    var handle = el.querySelector(".noUi-handle");
+    var label = el.querySelector(".widget-label");
+    var readout = el.querySelector(".widget-readout");
+    if (!target || !target.noUiSlider || !handle || !readout || el.dataset.bookSlider) return;
+    el.dataset.bookSlider = "1";
+    if (label) {
+      label.id = label.id || "book-slider-label-" + nextId++;
+      handle.setAttribute("aria-labelledby", label.id);
+    }
+    // The readout shows the value a screen reader now hears from the handle.
+    readout.setAttribute("aria-hidden", "true");
+    function sync() {
+      // noUiSlider announces the option's index ("0", "1"); say its label.
+      if (handle.getAttribute("aria-valuetext") !== readout.textContent) {
+        handle.setAttribute("aria-valuetext", readout.textContent);
+      }
+      // ipywidgets makes the readout editable on every model update.
+      if (readout.getAttribute("contenteditable") !== "false") readout.contentEditable = "false";
+    }
+    // Bound after noUiSlider's own aria handler and ipywidgets' readout
+    // update, so it runs after both.
+    target.noUiSlider.on("update.book", sync);
+    new MutationObserver(sync).observe(readout, { attributes: true, childList: true, characterData: true, subtree: true });
+    new MutationObserver(sync).observe(handle, { attributes: true, attributeFilter: ["aria-valuetext"] });
+    sync();
+  }
+
+  function wireWidgets() {
+    document.querySelectorAll(".vsock-explorer").forEach(function (box) {
+      wireExplorer(box);
+      box.querySelectorAll(".widget-slider").forEach(wireSlider);
+    });
+  }
+
+  /* ------------------------------------------------------------- overflow */
+
+  var SCROLLERS = ".bd-article .pst-scrollable-table-container, .bd-article pre, .bd-article div.math, .bd-article .table-wrapper";
+
+  function overflowSides(el) {
+    var max = el.scrollWidth - el.clientWidth;
+    if (max <= 1) return null;
+    var sides = [];
+    if (el.scrollLeft > 1) sides.push("left");
+    if (el.scrollLeft < max - 1) sides.push("right");
+    return sides.join(" ");
+  }
+
+  // Read every size first, then write: one layout for the whole page.
+  function markOverflow(els) {
+    var sides = els.map(overflowSides);
+    els.forEach(function (el, i) {
+      if (sides[i]) {
+        if (el.getAttribute("data-overflow") !== sides[i]) el.setAttribute("data-overflow", sides[i]);
+      } else if (el.hasAttribute("data-overflow")) {
+        el.removeAttribute("data-overflow");
+      }
+    });
+  }
+
+  // Card layout for a table too wide for its container: measured as a
+  // table (class off), every table first, then every class set.
+  var cardTables = [];
+
+  function labelCells(table) {
+    var head = table.tHead && table.tHead.rows[table.tHead.rows.length - 1];
+    if (!head || head.cells.length < 2) return false;
+    var labels = Array.prototype.map.call(head.cells, function (c) { return c.textContent.trim(); });
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        Array.prototype.forEach.call(row.cells, function (cell, i) {
+          if (labels[i]) cell.setAttribute("data-label", labels[i]);
+        });
+      });
+    });
+    return true;
+  }
+
+  function fitTables() {
+    cardTables.forEach(function (t) { t.classList.remove("book-cards"); });
+    var wide = cardTables.map(function (t) {
+      var box = t.parentNode;
+      return t.getBoundingClientRect().width > box.clientWidth + 1;
+    });
+    cardTables.forEach(function (t, i) { if (wide[i]) t.classList.add("book-cards"); });
+  }
+
+  function wireOverflow() {
+    document.querySelectorAll(".bd-article .pst-scrollable-table-container > table").forEach(function (t) {
+      if (labelCells(t)) cardTables.push(t);
+    });
+    if (!window.ResizeObserver) return;
+    var width = 0;
+    // The observer reports each element once it is laid out, and again
+    // whenever its size changes (a phone turned sideways).
+    var ro = new ResizeObserver(function (entries) {
+      var w = document.documentElement.clientWidth;
+      if (w !== width) { width = w; fitTables(); }
+      markOverflow(entries.map(function (e) { return e.target; }));
+    });
+    document.querySelectorAll(SCROLLERS).forEach(function (el) {
+      el.addEventListener("scroll", function () { markOverflow([el]); }, { passive: true });
+      ro.observe(el);
+    });
+  }
+
+  /* ----------------------------------------------------------------- start */
+
+  function start() {
+    document.documentElement.classList.add("book-js");
+    document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
+    wireOverflow();
+    if (document.querySelector('script[type="application/vnd.jupyter.widget-view+json"]')) {
+      // Explorers render after the page has loaded (the widget manager waits
+      // for window load), view by view, and get their classes after they are
+      // in the page: look again, at most once a frame, while nodes arrive.
+      var pending = false;
+      new MutationObserver(function () {
+        if (pending) return;
+        pending = true;
+        requestAnimationFrame(function () { pending = false; wireWidgets(); });
+      }).observe(document.body, { childList: true, subtree: true });
+    }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
