@@ -334,3 +334,41 @@ def test_chapter_pages_do_not_load_the_runtime(browser, site, name):
     loaded = [u for u in watch.requests if "pyodide" in u or "/_static/lab/" in u or "vega" in u]
     assert loaded == []
     page.context.close()
+
+
+EXPLORER_PAGES = ["book/intro.html", "chapters/01-skbuff.html", "chapters/02-per-packet-locking.html",
+                  "chapters/03-batched-rx.html", "chapters/04-metadata-slots.html",
+                  "chapters/05-measuring.html"]
+
+
+@pytest.mark.parametrize("name", EXPLORER_PAGES)
+def test_every_explorer_links_its_figure_to_the_lab(browser, site, name):
+    page, watch = offline_page(browser, site)
+    page.goto(site + name)
+    page.wait_for_load_state("load")
+    explorers = page.locator(".vsock-explorer")
+    page.wait_for_function("document.querySelectorAll('.vsock-explorer').length > 0", timeout=30_000)
+    for i in range(explorers.count()):
+        links = explorers.nth(i).locator("a[href*='lab.html#']")
+        assert links.count() > 0, f"{name}: explorer {i} has no link to the lab"
+    page.context.close()
+
+
+def test_an_explorer_link_opens_the_lab_with_its_values(browser, site):
+    page, watch = offline_page(browser, site)
+    page.goto(site + "chapters/03-batched-rx.html")
+    page.wait_for_function("document.querySelectorAll('.vsock-explorer').length > 0", timeout=30_000)
+    link = page.locator(".vsock-explorer a[href*='lab.html#']").locator("visible=true").first
+    href = link.get_attribute("href")
+    from urllib.parse import parse_qs, urlsplit
+    settings = {k: v[0] for k, v in parse_qs(urlsplit(href).fragment).items()}
+    link.click()
+    page.wait_for_url("**/book/lab.html#*")
+    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    values = json.loads(page.evaluate("JSON.stringify(window.vsockLab.state.values)"))
+    for k, v in settings.items():
+        assert str(values[k]).lower() == v.lower(), (k, values[k], v)
+    _wait_run(page, " && ".join(f"String(r.params[{json.dumps(k)}]).toLowerCase() === {json.dumps(v.lower())}"
+                                for k, v in settings.items() if k != "headroom_check"), timeout=60_000)
+    assert watch.errors == [] and watch.external == []
+    page.context.close()

@@ -329,3 +329,21 @@ def test_the_benchmark_times_slider_updates_of_a_built_explorer():
     w = widget_update_ms(moves=3)
     assert w is not None, "ipywidgets and matplotlib are installed for the book"
     assert w["moves"] == 3 and 0 < w["p50_ms"] <= w["max_ms"] and w["grid_build_s"] > 0
+
+
+def test_an_explorer_links_each_figure_to_the_lab_with_its_settings():
+    from urllib.parse import parse_qs
+    import re as _re
+
+    def draw(fig, payload, buffer):
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, payload])
+        label(ax, x="time (s)", y="bytes (B)")
+
+    ex = explorer(draw, {"payload": [64, 4096], "buffer": [65536]}, alt="payload {payload}",
+                  formats={"payload": fmt_size, "buffer": fmt_size}, lab={"variant": "p1-p5"}).build()
+    html_ = ex.leaf(payload=4096).value
+    href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', html_).group(1).replace("&amp;", "&")
+    assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
+    plain = explorer(draw, {"payload": [64], "buffer": [65536]}, alt="p").build()
+    assert "lab.html" not in plain.leaf().value

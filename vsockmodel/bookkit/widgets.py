@@ -80,6 +80,7 @@ class Explorer:
         formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
         figsize: tuple[float, float] = (6.4, 3.8),
         initial: Optional[Mapping[str, Any]] = None,
+        lab: Optional[Mapping[str, Any] | Callable[..., Mapping[str, Any]]] = None,
     ) -> None:
         if not callable(draw):
             raise TypeError("draw must be callable as draw(fig, **params)")
@@ -103,6 +104,9 @@ class Explorer:
             raise ValueError(f"labels/formats/initial name unknown controls: {sorted(unknown)}")
         self.alt_template = alt
         self.figsize = _check_figsize(figsize)
+        if lab is not None and not (callable(lab) or isinstance(lab, Mapping)):
+            raise TypeError("lab must be a dict of the lab's settings or a function of the sliders' values")
+        self._lab = lab
         self.value_labels: dict[str, list[str]] = {}
         for name in self.names:
             fmt = formats.get(name, str)
@@ -241,7 +245,35 @@ class Explorer:
         return (
             f'<img class="vsock-explorer-figure" alt="{alt}" width="{width}" '
             f'height="{height}" style="max-width:100%;height:auto" src="{src}">'
+            + self._lab_link(params)
         )
+
+    def lab_settings(self, params: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+        """The browser lab's settings for these slider values, or None (no ``lab``).
+
+        ``lab`` is a dict of fixed settings (the chapter's variant, say), to
+        which every slider named like a parameter of ``vsockmodel.run`` adds its
+        value; or a function of the slider values that returns the settings.
+        """
+        if self._lab is None:
+            return None
+        if callable(self._lab):
+            return dict(self._lab(**params))
+        from ..model.schema import BY_NAME
+
+        return {**self._lab, **{k: v for k, v in params.items() if k in BY_NAME}}
+
+    def _lab_link(self, params: Mapping[str, Any]) -> str:
+        """A link that opens the lab with these settings (the pages sit one
+        folder deep, so ../book/lab.html is the lab from every one of them)."""
+        settings = self.lab_settings(params)
+        if settings is None:
+            return ""
+        from urllib.parse import urlencode
+
+        query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
+        return (f'<p class="vsock-lab-link"><a href="../book/lab.html#{html.escape(query, quote=True)}">'
+                f'Open these settings in the lab</a>, to vary them freely</p>')
 
     def _leaf(self, value: str) -> W.HTML:
         return W.HTML(value=value, tooltip="", layout=self._leaf_layout, style=self._leaf_style)
