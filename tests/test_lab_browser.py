@@ -300,6 +300,40 @@ def test_the_lock_timeline_comes_from_the_runs_trace_and_its_window_moves(lab):
     assert moved["data"]["values"] and "Socket lock from" in page.locator(".lab-timeline .lab-alt").text_content()
 
 
+def test_a_problem_is_the_clis_problem_and_checking_it_uses_the_models_answer(lab):
+    from vsockmodel.study import quiz
+
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=problems]").click()
+    page.locator("#lab-qchapter").select_option("3")
+    page.locator("#lab-qseed").fill("4")
+    page.get_by_role("button", name="Show the problem").click()
+    page.wait_for_function("document.getElementById('vsock-lab').dataset.problem", timeout=120_000)
+    shown = json.loads(page.evaluate("document.getElementById('vsock-lab').dataset.problem"))
+    expected = quiz.problem(3, 4)
+    _same(json.loads(json.dumps(expected.to_dict(answers=False))), shown, "problem")
+    assert "answer" not in shown                      # the page is not handed the answer before checking
+    assert page.locator(".lab-question").text_content() == expected.question
+    assert "qchapter=3" in page.evaluate("location.hash")
+
+    answer = page.locator("#lab-qanswer")
+    result = page.locator(".lab-change[role=status]")
+    answer.fill(("no" if expected.answer else "yes") if expected.yes_no else str(expected.answer * 10 + 1000))
+    answer.press("Enter")
+    page.wait_for_function("document.querySelector('.lab-change[role=status]').dataset.correct", timeout=60_000)
+    assert result.get_attribute("data-correct") == "false"
+    answer.fill(expected.answer_text)
+    page.get_by_role("button", name="Check my answer").click()
+    page.wait_for_function(
+        "document.querySelector('.lab-change[role=status]').dataset.correct === 'true'", timeout=60_000)
+    assert expected.answer_text in result.text_content()
+
+    page.locator("#lab-qseed").fill("-1")
+    page.get_by_role("button", name="Show the problem").click()
+    page.wait_for_function("document.querySelector('.lab-error-text[role=alert]').textContent.includes('seed')")
+    assert "seed: -1 is out of range" in page.locator(".lab-error-text[role=alert]").text_content()
+
+
 def test_the_lab_made_no_error_and_no_request_outside(lab):
     _, watch = lab
     assert watch.errors == []

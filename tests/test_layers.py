@@ -1,6 +1,7 @@
 """The package's layers import in one direction only.
 
-model -> (nothing of ours); sim -> model; scenarios, study -> model, sim;
+model -> (nothing of ours); sim -> model; scenarios -> model, sim;
+study (replications, calibration, problem sets) -> model, sim, scenarios;
 bookkit (the notebooks' figures and widgets) and lab (the browser lab) may use
 those, and nothing below them imports bookkit or lab. The lab takes only the
 palette from the book kit: it runs where matplotlib does not.
@@ -18,7 +19,7 @@ ALLOWED = {
     "model": {"model"},
     "sim": {"model", "sim"},
     "scenarios": {"model", "sim", "scenarios"},
-    "study": {"model", "sim", "study"},
+    "study": {"model", "sim", "scenarios", "study"},
     "bookkit": {"model", "sim", "study", "scenarios", "bookkit"},
     "lab": {"model", "sim", "study", "lab", "bookkit.palette"},
 }

@@ -15,7 +15,7 @@ import sys
 from .model import kernel
 from .model.params import make_params
 from .model.schema import BY_NAME, NAMES, PARAMETERS
-from .model.units import fmt_size
+from .model.units import fmt_size, parse_int
 from .model.variants import VARIANTS
 
 
@@ -323,6 +323,46 @@ def cmd_starvation(a) -> int:
     return 0
 
 
+def _counts(p) -> str:
+    """Which answers count as right (nothing to say for yes or no)."""
+    return "." if p.yes_no else f" ({p.tolerance_text} counts as right)."
+
+
+def cmd_quiz(a) -> int:
+    """A seeded problem of a chapter; -c shows the answer, --answer checks one, --key lists many."""
+    from .study import quiz
+
+    if a.key is not None:
+        if a.seed is not None or a.answer is not None or a.compute:
+            raise ValueError("key: --key lists the answers for a range of seeds; give it without "
+                             "--seed, --answer and -c")
+        first, sep, last = str(a.key).partition("-")
+        lo = parse_int(first, "key", "a range of seeds such as 1-30")
+        hi = parse_int(last if sep else first, "key", "a range of seeds such as 1-30")
+        if not 0 <= lo <= hi or hi - lo >= 200:
+            raise ValueError(f"key: {a.key!r} is not a range of at most 200 seeds such as 1-30")
+        quiz.checked_args(a.chapter, lo)
+        quiz.checked_args(a.chapter, hi)
+        print(f"Answer key, chapter {a.chapter}, seeds {lo} to {hi}")
+        for p in quiz.key(a.chapter, range(lo, hi + 1)):
+            print(f"  seed {p.seed:>4}  {p.kind:<28} {p.answer_text:>22}  ({p.tolerance_text})")
+        return 0
+    if a.seed is None:
+        raise ValueError("seed: give the problem's seed, e.g. --seed 42 (or --key 1-30 for a key)")
+    p = quiz.problem(a.chapter, a.seed)
+    print(f"Chapter {p.chapter}, problem {p.seed} ({p.kind})\n\n{p.question}\n")
+    if a.answer is not None:
+        result = quiz.check(p, a.answer)
+        verdict = "Right" if result["correct"] else "Not quite"
+        print(f"{verdict}: the model says {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
+        return 0
+    if a.compute:
+        print(f"Answer: {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
+    else:
+        print("Run again with -c to see the answer, or --answer X to check yours.")
+    return 0
+
+
 def cmd_bench(a) -> int:
     from .bookkit import bench as widget_bench
     from .study import bench
@@ -469,6 +509,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_args(p)
     p.set_defaults(func=cmd_starvation, prog=p.prog)
 
+    p = sub.add_parser("quiz", help="a seeded problem of a chapter, answered by the model",
+                       description="A chapter and a seed pick a problem, OSTEP-homework style; the "
+                                   "model computes its answer. The browser lab shows the same problem "
+                                   "for the same seed.")
+    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 5")
+    p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
+                   help="the problem's seed, 0 to 2147483647")
+    p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
+    p.add_argument("--answer", action=_Once, default=None, metavar="X",
+                   help="check an answer (a number, or yes/no)")
+    p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
+                   help="print the answer key for a range of seeds, e.g. 1-30")
+    p.set_defaults(func=cmd_quiz, prog=p.prog)
+
     p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte "
                        "tables and three timing priors to one throughput table; rewrites "
                        "vsockmodel/model/data/costs.json",
@@ -559,7 +613,7 @@ def main(argv=None) -> int:
         print(f"{args.prog}: error: --quiz hides the answers and --json prints them; "
               f"use one or the other", file=sys.stderr)
         return 2
-    if compute and not quiz:
+    if compute and hasattr(args, "quiz") and not quiz:
         print(f"{args.prog}: error: -c prints a quiz's answers: use it with --quiz", file=sys.stderr)
         return 2
     try:

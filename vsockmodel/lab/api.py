@@ -56,7 +56,7 @@ def _error(exc: Exception) -> str:
     """The API's message, and the parameter it names ("payload: ..."), if any."""
     message = str(exc)
     head = message.split(":", 1)[0]
-    param = head if head in schema.BY_NAME or head in ("replications", "a", "b") else None
+    param = head if head in schema.BY_NAME or head in ("replications", "a", "b", "chapter", "answer") else None
     if isinstance(exc, (SimulationLimitExceeded, Deadlock)):
         message, param = f"run stopped: {message}", None
     return _json({"ok": False, "param": param, "message": message})
@@ -325,3 +325,37 @@ def sweep_chart(config, points, matched=False, config_b=None) -> str:
         label = f"{config.get('variant', 'baseline')} to {b.get('variant', 'baseline')}"
     spec = charts.sweep(points, label, metric, unit, measured(config, matched, b), list(SWEEP_PAYLOADS))
     return _json({"ok": True, "spec": spec, "text": spec["description"]})
+
+
+# ---- problem sets (vsockmodel.study.quiz) ------------------------------------------------------
+
+@lru_cache(maxsize=64)
+def _problem(chapter: int, seed: int):
+    from ..study import quiz
+
+    return quiz.problem(chapter, seed)
+
+
+def quiz_problem(chapter, seed) -> str:
+    """A chapter's seeded problem, without its answer (the same as ``python -m vsockmodel quiz``)."""
+    from ..study import quiz
+
+    try:
+        chapter, seed = quiz.checked_args(chapter, seed)
+        p = _problem(chapter, seed)
+    except (ValueError, SimulationLimitExceeded, Deadlock) as exc:
+        return _error(exc)
+    return _json({"ok": True, "problem": p.to_dict(answers=False),
+                  "command": f"python -m vsockmodel quiz --chapter {chapter} --seed {seed}"})
+
+
+def quiz_check(chapter, seed, answer) -> str:
+    """Is ``answer`` right for that problem? With the model's answer, tolerance and explanation."""
+    from ..study import quiz
+
+    try:
+        chapter, seed = quiz.checked_args(chapter, seed)
+        result = quiz.check(_problem(chapter, seed), answer)
+    except (ValueError, SimulationLimitExceeded, Deadlock) as exc:
+        return _error(exc)
+    return _json({"ok": True, **result})

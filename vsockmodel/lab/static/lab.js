@@ -56,7 +56,8 @@
     const h = new URLSearchParams(location.hash.slice(1));
     for (const [k, v] of h) {
       if (k in BY_NAME) state.values[k] = decodeValue(BY_NAME[k], v);
-      else if (k === "mode" && ["run", "compare", "sweep"].includes(v)) state.mode = v;
+      else if (k === "mode" && ["run", "compare", "sweep", "problems"].includes(v)) state.mode = v;
+      else if (k === "qchapter" || k === "qseed") state[k] = v;
       else if (k === "a" || k === "b") { try { state[k] = JSON.parse(v); } catch (e) { /* ignore */ } }
       else if (k === "matched") state.matched = v === "1";
     }
@@ -77,6 +78,8 @@
     if (state.a) h.set("a", JSON.stringify(state.a));
     if (state.b) h.set("b", JSON.stringify(state.b));
     if (state.matched) h.set("matched", "1");
+    if (state.qchapter) h.set("qchapter", state.qchapter);
+    if (state.qseed) h.set("qseed", state.qseed);
     history.replaceState(null, "", "#" + h.toString());
   }
 
@@ -355,6 +358,7 @@
     lastValid = { config, checked };
     summary.textContent = checked.derived.summary;
     if (state.mode === "run") runNow();
+    if (state.mode === "problems" && !problem && state.qseed) showProblem();
   }
   function showError(res) {
     if (res.param && controls[res.param]) controls[res.param].setError(res.message);
@@ -364,7 +368,8 @@
 
   // ---- the three modes ----------------------------------------------------------------------------
   const panels = {};
-  for (const [mode, label] of [["run", "One run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"]]) {
+  for (const [mode, label] of [["run", "One run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"],
+                                ["problems", "Problems"]]) {
     const tab = el("button", { type: "button", role: "tab", class: "lab-tab", "data-mode": mode, text: label,
                                onclick: () => { state.mode = mode; writeHash(); showMode(); onInput(); } });
     modes.append(tab);
@@ -568,6 +573,74 @@
   // A call that failed for a reason other than being superseded: say so.
   function failed(e) {
     if (e.message !== "stale" && e.message !== "cancelled") status("Failed: " + e.message, false, true);
+  }
+
+  // Problems: the same seeded problems as `python -m vsockmodel quiz`
+  const qChapter = el("select", { id: "lab-qchapter", class: "lab-select" });
+  for (const n of [1, 2, 3, 4, 5]) qChapter.append(el("option", { value: String(n), text: "Chapter " + n }));
+  const qSeed = el("input", { id: "lab-qseed", type: "text", inputmode: "numeric", class: "lab-text", size: "8",
+                              autocomplete: "off" });
+  const qShow = el("button", { type: "button", class: "lab-button", text: "Show the problem", onclick: () => showProblem() });
+  const qQuestion = el("p", { class: "lab-question", "aria-live": "polite" });
+  const qAnswer = el("input", { id: "lab-qanswer", type: "text", class: "lab-text", size: "14", autocomplete: "off" });
+  const qCheck = el("button", { type: "button", class: "lab-button", text: "Check my answer", onclick: () => checkAnswer() });
+  const qResult = el("p", { class: "lab-change", role: "status" });
+  const qError = el("p", { class: "lab-error-text", role: "alert" });
+  const qOpen = el("button", { type: "button", class: "lab-button", text: "Open its settings in the lab",
+                               onclick: () => openProblemSettings() });
+  const qCommand = el("div", { class: "lab-commands" });
+  panels.problems.append(
+    el("p", { text: "A chapter and a seed pick a problem, and the model computes its answer: the same problem as "
+                    + "python -m vsockmodel quiz --chapter N --seed S gives. Predict first, then check." }),
+    el("div", { class: "lab-row" }, el("label", { for: "lab-qchapter", text: "chapter " }), qChapter,
+       el("label", { for: "lab-qseed", text: "seed " }), qSeed, qShow),
+    qError, qQuestion,
+    el("div", { class: "lab-row" }, el("label", { for: "lab-qanswer", text: "your answer " }), qAnswer, qCheck, qOpen),
+    qResult, qCommand);
+  qChapter.value = state.qchapter || "1";
+  qSeed.value = state.qseed || "1";
+  qAnswer.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); checkAnswer(); } });
+  let problem = null;
+  async function showProblem() {
+    if (!state.ready) return;
+    state.qchapter = qChapter.value;
+    state.qseed = qSeed.value.trim();
+    writeHash();
+    qError.textContent = qResult.textContent = "";
+    problem = null;
+    root.dataset.problem = "";
+    status("Computing the problem's answer…", true);
+    let res;
+    try { res = await call("quiz_problem", state.qchapter, state.qseed); } catch (e) { failed(e); return; }
+    status("", false);
+    if (!res.ok) { qError.textContent = res.message; qQuestion.textContent = ""; return; }
+    problem = res.problem;
+    qQuestion.textContent = problem.question;
+    qAnswer.placeholder = problem.yes_no ? "yes or no" : (problem.unit || "a number");
+    qCommand.replaceChildren(el("h4", { text: "The same problem at home" }),
+      el("div", { class: "lab-command" }, el("pre", {}, el("code", { text: res.command + " -c" }))));
+    root.dataset.problem = JSON.stringify(problem);
+  }
+  async function checkAnswer() {
+    if (!state.ready || !problem) return;
+    let res;
+    try { res = await call("quiz_check", problem.chapter, problem.seed, qAnswer.value); } catch (e) { failed(e); return; }
+    if (!res.ok) { qError.textContent = res.message; return; }
+    qError.textContent = "";
+    qResult.textContent = (res.correct ? "Right. " : "Not quite. ") + "The model says " + res.answer_text
+      + (problem.yes_no ? "" : " (" + res.tolerance_text + " counts as right)") + ". " + res.explanation;
+    qResult.dataset.correct = String(res.correct);
+  }
+  function openProblemSettings() {
+    if (!problem) return;
+    for (const p of PARAMS) state.values[p.name] = p.default;
+    Object.assign(state.values, problem.settings);
+    state.mode = "run";
+    setAll();
+    writeHash();
+    showMode();
+    state.generation++;
+    onInput();
   }
 
   // ---- drawing --------------------------------------------------------------------------------------
