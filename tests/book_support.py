@@ -34,6 +34,8 @@ _SOURCE_GLOBS = [
     "chapters/**/*",
     "vsockmodel/**/*.py",
     "vsockmodel/**/data/*",
+    "vsockmodel/lab/static/*",
+    "scripts/setup",
     "requirements.txt",
     "package-lock.json",
 ]
