@@ -4,22 +4,22 @@
   missing or older than any source of the book.
 * ``book_pages()`` lists the pages of the table of contents (plus Sphinx's
   search and index pages) as paths relative to ``_build/html``.
-* ``serve(root)`` serves a folder on 127.0.0.1 from a thread, compressing text
-  with gzip when the browser asks for it, as any web host does.
+* ``serve(root)`` serves a folder on 127.0.0.1 from a thread, with the handler
+  of the workshop bundle's serve.py (gzip when the browser asks for it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import http.server
-import os
 import subprocess
 import threading
 from pathlib import Path
 from typing import Iterator
 
 import yaml
+
+from vsockmodel.bookkit.serve import handler_for
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD = REPO / "_build"
@@ -93,44 +93,11 @@ def book_pages() -> list[str]:
     return [f"{name}.html" for name in toc_docnames()] + ["genindex.html", "search.html"]
 
 
-_GZIP_TYPES = (".html", ".js", ".css", ".svg", ".json", ".txt", ".map", ".inv")
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    _cache: dict[str, bytes] = {}
-
-    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
-        pass
-
-    def do_GET(self):  # noqa: N802 - http.server API
-        path = self.translate_path(self.path)
-        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-        if accepts and os.path.isfile(path) and path.endswith(_GZIP_TYPES):
-            body = self._cache.get(path)
-            if body is None:
-                with open(path, "rb") as fh:
-                    body = gzip.compress(fh.read(), compresslevel=6)
-                self._cache[path] = body
-            self.send_response(200)
-            self.send_header("Content-Type", self.guess_type(path))
-            self.send_header("Content-Encoding", "gzip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
-
-
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
-    """Serve ``root`` on 127.0.0.1 (random port); yields the base URL."""
-
-    class Handler(_Handler):
-        _cache: dict[str, bytes] = {}
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(root), **kwargs)
-
+    """Serve ``root`` on 127.0.0.1 (random port), as the workshop bundle's
+    serve.py does (vsockmodel.bookkit.serve); yields the base URL."""
+    Handler = handler_for(root)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
