@@ -138,6 +138,8 @@ def test_select_redraws_that_cell_with_a_fresh_computation():
     before = ex.leaf(payload=4096, buffer=65536).value
     state["offset"] = 12345  # "the model changed"
     ex.select(payload=4096, buffer=65536)
+    assert ex.leaf(payload=4096, buffer=65536).value == before   # a move only switches figures
+    ex.redraw()
     after = ex.leaf(payload=4096, buffer=65536).value
     assert after != before
     assert ex.params == {"payload": 4096, "buffer": 65536}
@@ -161,12 +163,15 @@ def test_select_accepts_labels_and_rejects_values_off_the_grid():
         ex.select(nonsense=1)
 
 
-def test_moving_a_slider_runs_the_observer():
+def test_moving_a_slider_switches_the_kernels_figures_without_drawing():
     ex = make().build()
     n = len(ex.calls)
     ex.sliders["buffer"].index = 1
-    assert len(ex.calls) == n + 1 and ex.calls[-1] == (64, 65536)
+    assert len(ex.calls) == n                     # every grid cell was drawn at build
+    assert all(s.selected_index == 1 for s in ex.stacks[1])
     assert ex.update_count == 1
+    ex.redraw()
+    assert ex.calls[-1] == (64, 65536)
 
 
 def test_initial_selection():

@@ -10,9 +10,9 @@ from ..sim.results import nearest_rank
 def widget_update_ms(moves: int = 30) -> dict | None:
     """Slider updates of an explorer like the book's, with a kernel: the chapter 2
     pattern (throughput and cycles per byte against payload, one slider for the
-    payload and one for the buffer). Every grid position is computed first, as
-    the book does when it is built; then each move redraws one figure, which is
-    what a reader waits for. None if the widget libraries are not installed."""
+    payload and one for the buffer). Every grid position is drawn first, as
+    when the cell runs; then each move switches the kernel's figures to it,
+    which is what a reader waits for. None if the widget libraries are not installed."""
     if moves < 1:
         raise ValueError(f"moves: {moves} is out of range; allowed at least 1")
     try:

@@ -23,12 +23,13 @@ How it works:
   ``ipywidgets.Stack`` (one nesting level per control).  Each slider's
   ``index`` is ``jslink``-ed to the ``selected_index`` of every Stack at its
   level, so the browser switches figures by itself: no kernel, no network.
-* **With a kernel (Jupyter).** A Python observer on the sliders re-runs
-  ``draw`` for the new selection and replaces that grid cell's image, so a
-  live reader sees a fresh computation (e.g. after editing the model).
-  ``Explorer.select(**params)`` drives the same path from code, and
-  ``Explorer.last_update_s`` is the duration of the last update, redraw
-  included.
+* **With a kernel (Jupyter).** The same: every grid cell was drawn when the
+  cell ran, with the code the kernel had then, so a slider move only switches
+  figures; a Python observer keeps the kernel's Stacks in step with the
+  sliders. After editing the model, restart the kernel and re-run the
+  notebook (the grid is drawn again); ``Explorer.redraw()`` draws the current
+  cell again in place. ``Explorer.select(**params)`` moves the sliders from
+  code, and ``Explorer.last_update_s`` is the duration of the last update.
 * **Alt text.** Every image is an ``<img alt="..." src="data:image/svg+xml,...">``
   inside an ``ipywidgets.HTML`` widget (``ipywidgets.Image`` has no alt
   attribute).  The alt text is ``alt.format(**labels)`` where each placeholder
@@ -156,7 +157,7 @@ class Explorer:
             layout=W.Layout(width="100%", max_width="48rem"),
         )
         self.widget.add_class("vsock-explorer")
-        #: Seconds taken by the last slider/select update, redraw included.
+        #: Seconds taken by the last slider/select update.
         self.last_update_s: Optional[float] = None
         #: Seconds taken to precompute the whole grid at display time.
         self.build_s: Optional[float] = None
@@ -323,9 +324,15 @@ class Explorer:
             for stack in self._stacks[level]:
                 if stack.selected_index != i:
                     stack.selected_index = i
-        self._leaves[idx].value = self._render(idx)
         self.update_count += 1
         self.last_update_s = time.perf_counter() - t0
+
+    def redraw(self) -> "Explorer":
+        """Draw the current grid cell again, with the code the kernel has now."""
+        self.build()
+        idx = self._indices()
+        self._leaves[idx].value = self._render(idx)
+        return self
 
     def select(self, **params: Any) -> "Explorer":
         """Move the sliders to ``params`` and redraw that cell, as a reader would.
