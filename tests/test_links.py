@@ -78,6 +78,8 @@ def test_internal_links_and_anchors_resolve(html_root):
             if not target.exists():
                 broken.append(f"{rel}: <{tag} {attr}={url!r}>: no such file")
                 continue
+            if parts.fragment and target.name == "lab.html" and "=" in parts.fragment:
+                continue  # the lab's settings (an explorer's link), not an anchor
             if parts.fragment and target.suffix == ".html":
                 if unquote(parts.fragment) not in _parse(target).ids:
                     broken.append(f"{rel}: <{tag} {attr}={url!r}>: no anchor #{parts.fragment}")
