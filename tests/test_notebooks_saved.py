@@ -13,7 +13,8 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted([*REPO.glob("book/*.ipynb"), *REPO.glob("chapters/*.ipynb")])
+NOTEBOOKS = sorted(p for p in [*REPO.glob("book/**/*.ipynb"), *REPO.glob("chapters/*.ipynb")]
+                   if ".ipynb_checkpoints" not in p.parts)
 
 
 def test_there_are_notebooks():

@@ -690,6 +690,8 @@
   // ---- start ------------------------------------------------------------------------------------------
   readHash();
   setAll();
+  qChapter.value = state.qchapter || "1";     // a link's #qchapter=..&qseed=.. (the panel was built before readHash)
+  qSeed.value = state.qseed || "1";
   showMode();
   showSides();
   matchedBox.checked = !!state.matched;
