@@ -371,11 +371,12 @@ class Explorer:
         """The first figure, for a page read without JavaScript (see the module docstring)."""
         self.build()
         first = tuple(self.sliders[n].index for n in self.names)
-        image = self._leaves[first].value
+        # The figure without its lab link: the lab needs JavaScript too.
+        image = self._leaves[first].value.split('<p class="vsock-lab-link">')[0]
         return (
             '<noscript><div class="vsock-explorer-noscript">'
-            f"{image}<p>This figure has sliders, which need JavaScript; "
-            "without it, it shows its first setting.</p></div></noscript>"
+            "<p>This figure has sliders, which need JavaScript; "
+            f"without it, it shows its first setting.</p>{image}</div></noscript>"
         )
 
     def _repr_mimebundle_(self, **kwargs):
