@@ -43,3 +43,15 @@ def test_notebook_has_no_errors_or_stored_widget_state(path):
     assert "widgets" not in nb.metadata, (
         f"{path.name} stores widget state (large); run scripts/refresh-notebooks, which drops it"
     )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(REPO)))
+def test_inline_notebooks_remove_no_cell(path):
+    """myst-nb's inline execution runs a cell when it renders it, so a cell
+    tagged remove-cell never runs and the {eval} numbers it computes come out
+    as NameError warnings. Hide such a cell with remove-input instead."""
+    nb = nbformat.read(path, as_version=4)
+    if nb.metadata.get("mystnb", {}).get("execution_mode") != "inline":
+        pytest.skip("not executed inline")
+    removed = [i for i, c in enumerate(nb.cells) if "remove-cell" in c.metadata.get("tags", [])]
+    assert not removed, f"{path.name}: cells {removed} are tagged remove-cell; use remove-input"
