@@ -39,9 +39,11 @@ def entries() -> list[list[str]]:
 
 
 def pages() -> dict[str, str]:
-    """Every page's text: markdown files, and the markdown cells of notebooks."""
+    """Every page's text: markdown files, and the markdown cells of notebooks (the
+    instructor part's too: the answer keys hold the exercise solutions)."""
     out = {}
-    for path in [*ROOT.glob("book/*.md"), *ROOT.glob("book/*.ipynb"), *ROOT.glob("chapters/*.ipynb")]:
+    for path in [*ROOT.glob("book/*.md"), *ROOT.glob("book/*.ipynb"), *ROOT.glob("book/instructor/*.md"),
+                 *ROOT.glob("book/instructor/*.ipynb"), *ROOT.glob("chapters/*.ipynb")]:
         if path.suffix == ".ipynb":
             nb = json.loads(path.read_text(encoding="utf-8"))
             text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")

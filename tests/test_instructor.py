@@ -12,11 +12,17 @@
 - Every lab link has only keys the lab reads (lab.js readHash) and values the
   model's schema accepts; every problem a link names is the problem its seed asks.
 - The answer keys' saved tables are the answers of vsockmodel.study.quiz.
+- The exercise solutions are kept out of the chapters: no chapter has a Solution
+  dropdown, and the answer keys solve every exercise of every chapter (counted by
+  the chapter's ``### Exercise`` headings), each linked back to its exercise, with
+  every {eval} name computed by a code cell above it.
 - Slide links point at decks the build made.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import html
 import json
 import re
@@ -370,16 +376,74 @@ def test_the_saved_keys_are_the_models_answers(chapter):
         assert (row[1], row[3], row[4]) == (p.kind, p.answer_text, p.tolerance_text), (chapter, seed)
 
 
-def test_the_answer_keys_give_the_command_and_lead_to_every_chapters_exercises():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+def _chapter_notebooks() -> list[Path]:
+    return sorted((REPO / "chapters").glob("[0-9][0-9]-*.ipynb"))
+
+
+def _markdown(path: Path) -> str:
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+
+
+def _chapter_exercises(path: Path) -> list[tuple[str, str, str]]:
+    """(label, number, title) of each exercise: a ``(label)=`` line, then ``### Exercise k: title``."""
+    return re.findall(r"^\((ch\d-ex-[a-z0-9-]+)\)=\n### Exercise (\d+): ([^\n]+)$", _markdown(path), re.M)
+
+
+def test_the_answer_keys_give_the_command():
+    text = _markdown(NOTEBOOK)
     assert "python -m vsockmodel quiz --chapter 3 --key 1-30" in text
-    solutions = text[text.index("## Exercise solutions"):]
-    for n, stem in enumerate(sorted(p.stem for p in (REPO / "chapters").glob("[0-9][0-9]-*.ipynb")), start=1):
-        sub = _section(solutions, f"Chapter {n} exercises", level=3)
-        assert f"(/chapters/{stem}.ipynb#exercises)" in sub, n
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    code = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.cell_type == "code"]
     assert all({"hide-input", "remove-input"} & set(c.metadata.get("tags", [])) for c in code)
+
+
+def test_no_chapter_has_a_solution():
+    """The solutions are kept out of the student pages: no Solution dropdown, and a line
+    under the Exercises heading leads the instructor to this chapter's answer keys."""
+    for n, path in enumerate(_chapter_notebooks(), start=1):
+        text = _markdown(path)
+        assert not re.search(r"\{dropdown\}\s*Solution", text, re.I), path.name
+        assert "Solution" not in text.replace("Solutions are in", ""), path.name
+        exercises = text[text.index("## Exercises\n"):]
+        assert f"{{ref}}`answer keys <instructor-ex-ch{n}>`" in exercises.split("\n### ", 1)[0], path.name
+
+
+def test_the_answer_keys_solve_every_exercise_of_every_chapter():
+    text = _markdown(NOTEBOOK)
+    solutions = text[text.index("## Exercise solutions"):]
+    for n, path in enumerate(_chapter_notebooks(), start=1):
+        exercises = _chapter_exercises(path)
+        assert exercises, f"{path.name} has no ### Exercise headings"
+        assert [int(k) for _, k, _ in exercises] == list(range(1, len(exercises) + 1)), path.name
+        assert re.search(rf"^\(instructor-ex-ch{n}\)=\n### Chapter {n}: ", solutions, re.M), n
+        sub = _section(solutions, f"Chapter {n}: ", level=3)
+        assert f"{{doc}}`/chapters/{path.stem}`" in sub, n
+        found = re.findall(r"^#### Exercise (\d+): ([^\n]+)\n(.*?)(?=^#{1,4} |\Z)", sub, re.M | re.S)
+        assert [(k, t) for k, t, _ in found] == [(k, t) for _, k, t in exercises], n
+        for (label, k, _), (_, _, body) in zip(exercises, found):
+            assert re.search(rf"\{{ref\}}`[^`]*<{label}>`", body), (n, k)
+            solution = re.sub(r"^The exercise: [^\n]*\n", "", body.strip())
+            assert len(solution.split()) >= 15, (n, k, "no solution text")
+
+
+def test_every_eval_of_the_answer_keys_is_computed_above_it():
+    """myst-nb evaluates {eval} in page order: each name it uses is set by a code cell above."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assigned = set(dir(builtins))
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tree = ast.parse(cell.source)
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
+                    assigned.add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    assigned.add(node.name)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    assigned.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
+        for expr in re.findall(r"\{eval\}`([^`]*)`", cell.source):
+            names = {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+            missing = names - assigned
+            assert not missing, f"{expr!r} uses {sorted(missing)} before a code cell sets it"
 
 
 # ---- slides -----------------------------------------------------------------------------------
