@@ -222,8 +222,8 @@ def test_compare_gives_the_paired_change(lab):
     page.get_by_role("button", name="Use as B").click()
     page.locator("#lab-pairs").select_option("3")
     page.get_by_role("button", name="Compare", exact=True).click()
-    result = page.locator(".lab-change")
-    page.wait_for_function("document.querySelector('.lab-change').dataset.change !== undefined", timeout=60_000)
+    result = page.locator(".lab-change:not([role=status])")   # the problems pane has its own
+    page.wait_for_function("document.querySelector('.lab-change:not([role=status])').dataset.change !== undefined", timeout=60_000)
     expected = vm.compare("baseline", "p1-p5", replications=3, payload=256)
     assert math.isclose(float(result.get_attribute("data-change")), expected.change_pct, rel_tol=1e-9)
     assert "B against A" in result.text_content()
@@ -330,8 +330,8 @@ def test_a_problem_is_the_clis_problem_and_checking_it_uses_the_models_answer(la
 
     page.locator("#lab-qseed").fill("-1")
     page.get_by_role("button", name="Show the problem").click()
-    page.wait_for_function("document.querySelector('.lab-error-text[role=alert]').textContent.includes('seed')")
-    assert "seed: -1 is out of range" in page.locator(".lab-error-text[role=alert]").text_content()
+    page.wait_for_function("document.getElementById('lab-qerror').textContent.includes('seed')", timeout=60_000)
+    assert "seed: -1 is out of range" in page.locator("#lab-qerror").text_content()
 
 
 def test_the_lab_made_no_error_and_no_request_outside(lab):

@@ -148,9 +148,22 @@ def _lab_button(href: str, text: str = "Open these settings in the lab") -> str:
     return f'<p class="deck-lab"><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></p>'
 
 
+def _rebase_links(soup: BeautifulSoup, page: Path) -> None:
+    """Make the page's links work from slides/: a deck sits one folder deep
+    like the chapter, so ``../`` links stay, but a link to a page beside the
+    chapter (``05-measuring.html#x``) or to its own anchors (``#x``) would
+    land in the decks' folder."""
+    for a in soup.select("a[href]"):
+        href = a["href"]
+        if re.match(r"[a-z]+:|/|\.\./", href):
+            continue
+        a["href"] = f"../{page.parent.name}/" + (page.name + href if href.startswith("#") else href)
+
+
 def read_chapter(page: Path) -> Deck:
     """A chapter's deck from its built page."""
     soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    _rebase_links(soup, page)
     article = soup.select_one("article.bd-article") or soup.body
     top = article.find("section")
     number_tag = top.select_one("h1 span.section-number")

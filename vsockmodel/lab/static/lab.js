@@ -585,7 +585,7 @@
   const qAnswer = el("input", { id: "lab-qanswer", type: "text", class: "lab-text", size: "14", autocomplete: "off" });
   const qCheck = el("button", { type: "button", class: "lab-button", text: "Check my answer", onclick: () => checkAnswer() });
   const qResult = el("p", { class: "lab-change", role: "status" });
-  const qError = el("p", { class: "lab-error-text", role: "alert" });
+  const qError = el("p", { id: "lab-qerror", class: "lab-error-text", role: "alert" });
   const qOpen = el("button", { type: "button", class: "lab-button", text: "Open its settings in the lab",
                                onclick: () => openProblemSettings() });
   const qCommand = el("div", { class: "lab-commands" });
