@@ -16,13 +16,7 @@ from ..sim.run import simulate
 from ..model.params import Params, make_params
 from .style import COLORS, fmt_size, label, size_ticks
 
-VARIANT_COLORS = {
-    "pre-skb": COLORS["reddish_purple"],
-    "baseline": COLORS["vermillion"],
-    "p1-p3": COLORS["sky_blue"],
-    "p1-p5": COLORS["blue"],
-}
-ACTOR_COLORS = {"worker": COLORS["blue"], "reader": COLORS["orange"]}
+from .palette import ACTOR_COLORS, VARIANT_COLORS   # noqa: E402  (shared with the lab)
 SERIES_PAYLOADS = measurements.SERIES_PAYLOADS
 
 

@@ -46,17 +46,7 @@ __all__ = [
     "show",
 ]
 
-#: Okabe & Ito (2008) colour-blind-safe palette.
-COLORS = {
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "bluish_green": "#009E73",
-    "orange": "#E69F00",
-    "reddish_purple": "#CC79A7",
-    "sky_blue": "#56B4E9",
-    "yellow": "#F0E442",
-    "black": "#000000",
-}
+from .palette import COLORS   # noqa: E402  (one palette for the figures and the lab)
 
 #: Order in which lines are coloured. Yellow is last: it is weak on white.
 CYCLE = [
