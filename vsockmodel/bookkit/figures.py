@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from ..study import measurements
 from ..model.costs import Costs
-from ..sim.run import simulate
+from ..study.cache import cached_simulate
 from ..model.params import Params, make_params
 from .style import COLORS, fmt_size, label, size_ticks
 
@@ -22,13 +22,13 @@ SERIES_PAYLOADS = measurements.SERIES_PAYLOADS
 
 @lru_cache(maxsize=4096)
 def _simulate(params: Params, costs: Costs):
-    return simulate(params, costs)
+    return cached_simulate(params, costs)     # in memory here, and on disk
 
 
 def cached_run(**params):
     """``vsockmodel.run`` memoised on the parameters it resolves to (runs are
     deterministic): ``payload=4096`` and ``payload="4K", recv_size="64K"`` are
-    the same run, and run once."""
+    the same run, and run once (and once per model: see study.cache)."""
     return _simulate(*make_params(**params))
 
 

@@ -54,3 +54,36 @@ def memory():
     from joblib import Memory
 
     return Memory(location=cache_dir(), verbose=0)
+
+
+def _simulate_for_digest(digest: str, params, costs):
+    # ``digest`` is only part of the cache key: the model's code and data.
+    from ..sim.run import simulate
+
+    return simulate(params, costs)
+
+
+def cached_simulate(params, costs):
+    """``simulate(params, costs)``, remembered on disk for this exact model.
+
+    The book's notebooks run hundreds of configurations; the book's build runs
+    them first, and the tests' run of the same notebooks then reads them back
+    instead of simulating again. Traced runs are not stored (a trace is large),
+    and where joblib is missing (the browser lab) this is plain ``simulate``.
+    """
+    from ..sim.run import simulate
+
+    if params.trace:
+        return simulate(params, costs)
+    try:
+        cached = memory().cache(_simulate_for_digest)
+    except ImportError:
+        return simulate(params, costs)
+    return cached(model_digest(), params, costs)
+
+
+def cached_run(**kwargs):
+    """``vsockmodel.run(**kwargs)`` through :func:`cached_simulate`."""
+    from ..model.params import make_params
+
+    return cached_simulate(*make_params(**kwargs))

@@ -24,7 +24,7 @@ from ..model import kernel
 from ..model.params import make_params
 from ..model.units import fmt_size, parse_int
 from ..scenarios.starvation import starvation
-from ..sim.run import run
+from .cache import cached_run
 from .replications import compare
 
 CHAPTERS = (1, 2, 3, 4, 5)
@@ -118,7 +118,7 @@ def _skb_gain(rng, seed):
 def _cycles_per_byte(rng, seed):
     variant = rng.choice(["pre-skb", "baseline"])
     payload = rng.choice([64, 256, 1024, 4096, 65536])
-    r = run(variant=variant, payload=payload, seed=seed)
+    r = cached_run(variant=variant, payload=payload, seed=seed)
     return Problem(1, seed, "cycles per byte",
                    f"How many guest CPU1 cycles does the RX worker spend per received byte with "
                    f"{fmt_size(payload)} writes on variant {variant}?",
@@ -133,7 +133,7 @@ def _cycles_per_byte(rng, seed):
 
 def _recv_calls(rng, seed):
     payload = rng.choice([4096, 8192, 16384, 32768, 65536])
-    r = run(variant="baseline", payload=payload, recv_size=payload, seed=seed)
+    r = cached_run(variant="baseline", payload=payload, recv_size=payload, seed=seed)
     return Problem(2, seed, "recv() calls per write",
                    f"The guest reads with recv() of the write size ({fmt_size(payload)}), on the baseline "
                    f"kernel. How many recv() calls does one write take, on average?",
@@ -145,7 +145,7 @@ def _recv_calls(rng, seed):
 
 def _futile(rng, seed):
     payload = rng.choice([64, 256, 1024, 4096])
-    r = run(variant="baseline", payload=payload, seed=seed)
+    r = cached_run(variant="baseline", payload=payload, seed=seed)
     per_k = 1000 * r.futile_wakeups / r.packets
     return Problem(2, seed, "futile wake-ups",
                    f"On the baseline kernel with {fmt_size(payload)} writes, how many futile wake-ups "
@@ -158,7 +158,7 @@ def _futile(rng, seed):
 
 def _lock_wait(rng, seed):
     payload = rng.choice([64, 256, 1024])
-    r = run(variant="baseline", payload=payload, seed=seed)
+    r = cached_run(variant="baseline", payload=payload, seed=seed)
     share = 100 * r.worker_time()["lock_wait"]
     return Problem(2, seed, "the worker's lock wait",
                    f"On the baseline kernel with {fmt_size(payload)} writes, what share of the run does "
@@ -187,7 +187,7 @@ def _batch_gain(rng, seed):
 def _batch_size(rng, seed):
     payload = rng.choice([64, 256, 1024])
     limit = rng.choice([4, 8, 16, 64])
-    r = run(variant="p1-p3", payload=payload, batch_pkts=limit, seed=seed)
+    r = cached_run(variant="p1-p3", payload=payload, batch_pkts=limit, seed=seed)
     mean = r.batch_pkts["mean"]
     return Problem(3, seed, "packets per lock hold",
                    f"Patches 1-3 with a lock-batch limit of {limit} packets and {fmt_size(payload)} "
@@ -200,7 +200,7 @@ def _batch_size(rng, seed):
 
 def _used_publishes(rng, seed):
     payload = rng.choice([256, 512, 4096])
-    r = run(variant="baseline", payload=payload, vhost_used_batch=True, seed=seed)
+    r = cached_run(variant="baseline", payload=payload, vhost_used_batch=True, seed=seed)
     per_k = 1000 * r.counters["used_publishes"] / r.packets
     return Problem(3, seed, "used-ring publishes",
                    f"With the vhost used-ring batching patch and {fmt_size(payload)} writes, how many "
@@ -262,7 +262,7 @@ def _p4p5(rng, seed):
 def _rtt(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 4096])
-    r = run(variant=variant, payload=payload, workload="pingpong", requests=200, seed=seed)
+    r = cached_run(variant=variant, payload=payload, workload="pingpong", requests=200, seed=seed)
     return Problem(5, seed, "round-trip time",
                    f"A ping-pong of {fmt_size(payload)} requests on variant {variant}: what is the "
                    f"model's mean round-trip time?",
@@ -277,7 +277,7 @@ def _rtt(rng, seed):
 def _throughput(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 1024, 4096, 65536])
-    r = run(variant=variant, payload=payload, seed=seed)
+    r = cached_run(variant=variant, payload=payload, seed=seed)
     return Problem(5, seed, "throughput",
                    f"On the series' test bed (fixed 64 KiB recv(), 256 KiB socket buffer), what "
                    f"throughput does the model give variant {variant} with {fmt_size(payload)} writes?",
@@ -290,7 +290,7 @@ def _throughput(rng, seed):
 def _recv_64k(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([16384, 65536])
-    r = run(variant=variant, payload=payload, recv_size=payload, seed=seed)
+    r = cached_run(variant=variant, payload=payload, recv_size=payload, seed=seed)
     return Problem(5, seed, "recv() calls at large writes",
                    f"The series' fixed-syscall test at {fmt_size(payload)} (recv() of the write size), "
                    f"variant {variant}: how many recv() calls per write does the model make?",

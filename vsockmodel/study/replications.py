@@ -97,9 +97,9 @@ def check_jobs(jobs) -> None:
 
 
 def _run_one(kwargs: dict) -> Result:
-    from ..sim.run import run
+    from .cache import cached_simulate
 
-    return run(**kwargs)
+    return cached_simulate(*make_params(**kwargs))
 
 
 def _run_all(configs: list[dict], jobs: int | None) -> list[Result]:

@@ -9,7 +9,11 @@
 // precomputed with CPython when the book was built.
 //
 // The whole configuration lives in the URL's #fragment, so a link reproduces it.
-(function () {
+//
+// The page is built in several short tasks, not one long one (each `await
+// nextTask()` lets the browser paint and answer input in between), so the
+// page never stops responding for more than a few tens of milliseconds.
+(async function () {
   "use strict";
 
   const DATA = window.VSOCK_LAB_DATA;
@@ -22,6 +26,7 @@
   const GROUPS = [["kernel", "Kernel"], ["workload", "Workload"], ["socket", "Socket"],
                   ["batch", "Lock batch (patch 2)"], ["host", "Host"], ["run", "Run"]];
   const STALE_KILL_MS = 2000;   // a superseded call still running after this: restart the worker
+  const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
   // ---- small helpers -------------------------------------------------------------------
   const el = (tag, attrs = {}, ...children) => {
@@ -165,6 +170,7 @@
     }
   }, 250);
 
+  await nextTask();
   // ---- the page's skeleton ---------------------------------------------------------------------
   const statusLine = el("p", { class: "lab-status", role: "status", "aria-live": "polite" });
   function status(text, busy, error) {
@@ -366,6 +372,7 @@
     status("Not run: " + res.message, false, true);
   }
 
+  await nextTask();
   // ---- the three modes ----------------------------------------------------------------------------
   const panels = {};
   for (const [mode, label] of [["run", "One run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"],
@@ -643,6 +650,7 @@
     onInput();
   }
 
+  await nextTask();
   // ---- drawing --------------------------------------------------------------------------------------
   // Figures are drawn by a second worker (lab-render.js: Vega) into SVG text;
   // the page only inserts it, so drawing never blocks the main thread.
@@ -695,8 +703,10 @@
   showMode();
   showSides();
   matchedBox.checked = !!state.matched;
+  await nextTask();
   renderRun(DATA.precomputed.run, false);
   summary.textContent = DATA.precomputed.run.derived.summary;
+  await nextTask();
   if (location.protocol === "file:") {
     status("The live lab needs a local web server (browsers block its Python runtime on file:// pages): "
            + "run  python3 -m http.server --directory _build/html 8000  and open http://localhost:8000/book/lab.html",
