@@ -66,6 +66,7 @@ sk_buff conversion (004), states ``pre-skb``/``skb``:
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import re
@@ -195,6 +196,19 @@ def _num(name, line, col, text, kind=float):
 
 def rows(path=None) -> list[MeasurementRow]:
     """All rows of ``measurements.csv`` (or of ``path``), validated and typed."""
+    if path is None:
+        return list(_packaged_rows())
+    return _parse_rows(path)
+
+
+@functools.lru_cache(maxsize=1)
+def _packaged_rows() -> tuple[MeasurementRow, ...]:
+    """The packaged table, read and checked once per process: it ships with the
+    package and does not change while it runs (the lab asks for it at every sweep point)."""
+    return tuple(_parse_rows(None))
+
+
+def _parse_rows(path) -> list[MeasurementRow]:
     name, recs = _records(path, TABLES_FILE, TABLE_COLUMNS)
     out, seen = [], {}
     for line, r in recs:
