@@ -221,10 +221,26 @@
       if (w !== width) { width = w; fitTables(); }
       markOverflow(entries.map(function (e) { return e.target; }));
     });
-    document.querySelectorAll(SCROLLERS).forEach(function (el) {
-      el.addEventListener("scroll", function () { markOverflow([el]); }, { passive: true });
-      ro.observe(el);
-    });
+    var watched = new WeakSet();
+    function watchAll() {
+      document.querySelectorAll(SCROLLERS).forEach(function (el) {
+        if (watched.has(el)) return;
+        watched.add(el);
+        el.addEventListener("scroll", function () { markOverflow([el]); }, { passive: true });
+        ro.observe(el);
+      });
+    }
+    watchAll();
+    // Blocks added later (the lab's command lines, drawn after each run)
+    // get their cue too: look again, at most once a frame, while nodes arrive.
+    var article = document.querySelector(".bd-article");
+    if (!article || !window.MutationObserver) return;
+    var queued = false;
+    new MutationObserver(function () {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(function () { queued = false; watchAll(); });
+    }).observe(article, { childList: true, subtree: true });
   }
 
   /* ----------------------------------------------------------------- start */
