@@ -32,6 +32,7 @@ installs it); Playwright drives it, its own browser download is not used.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -328,6 +329,43 @@ def check_navigation(page, layout: str) -> list[str]:
     return problems
 
 
+@functools.lru_cache(maxsize=1)
+def _icon_font_characters() -> dict[str, set[int]]:
+    from fontTools.ttLib import TTFont
+
+    fonts = {
+        "Font Awesome 6 Free": HTML / "_static/vendor/fontawesome/fa-solid-900.woff",
+        "Font Awesome 6 Brands": HTML / "_static/vendor/fontawesome/fa-brands-400.woff",
+    }
+    return {family: set(TTFont(f).getBestCmap()) for family, f in fonts.items()}
+
+
+def check_icons(page, rec) -> list[str]:
+    """The subset icon fonts hold every icon the page draws (each icon the
+    theme draws from Font Awesome is checked against the font's characters),
+    and the page fetches neither Font Awesome's script nor its full fonts."""
+    cmaps = _icon_font_characters()
+    problems = []
+    used = page.evaluate(
+        """() => [...document.querySelectorAll('*')].flatMap(el => ['::before', '::after'].map(p => {
+            const cs = getComputedStyle(el, p);
+            if (!/Font Awesome/.test(cs.fontFamily) || !cs.content || cs.content === 'none') return null;
+            return {family: cs.fontFamily, content: cs.content, where: el.className.toString().slice(0, 40)};
+        })).filter(Boolean)"""
+    )
+    for u in used:
+        family = next((f for f in cmaps if f in u["family"]), None)
+        for ch in u["content"].strip('"'):
+            if family is None:
+                problems.append(f"{u['where']} draws from {u['family']}")
+            elif ord(ch) not in cmaps[family]:
+                problems.append(f"icon U+{ord(ch):04X} ({u['where']}) is missing from {family}")
+    for url in rec.requests:
+        if re.search(r"fontawesome\.js|fa-(solid|regular|brands)-\d+\.woff2|html-manager/.*\.woff", url):
+            problems.append(f"fetched {url.removeprefix(rec.base)}")
+    return sorted(set(problems))
+
+
 def check_tables_and_overflow(page) -> list[str]:
     # book.css skips rendering blocks off the screen (content-visibility),
     # which also clips what they would overflow: render all of them, as a
@@ -509,6 +547,7 @@ def test_page(site, browser, path, layout):
         if rec.transferred > limit:
             problems.append(f"page transferred {rec.transferred / 1e3:.0f} KB gzip (limit {limit / 1e3:.0f} KB)")
 
+        problems += check_icons(page, rec)
         problems += check_tables_and_overflow(page)
         problems += check_sliders(page, layout)
         problems += check_figures(page, layout)
@@ -560,42 +599,3 @@ def test_page_without_javascript(site, browser, path):
         assert not problems, f"{path} (no JavaScript):\n  " + "\n  ".join(problems)
     finally:
         rec.close()
-
-
-def test_only_the_icons_the_book_uses_and_no_icon_missing(site, browser):
-    """The subset icon fonts hold every icon a page draws (each icon the
-    theme draws from Font Awesome is checked against the font's characters),
-    and pages fetch neither Font Awesome's script nor its full fonts."""
-    from fontTools.ttLib import TTFont
-
-    fonts = {
-        "Font Awesome 6 Free": HTML / "_static/vendor/fontawesome/fa-solid-900.woff",
-        "Font Awesome 6 Brands": HTML / "_static/vendor/fontawesome/fa-brands-400.woff",
-    }
-    cmaps = {family: set(TTFont(f).getBestCmap()) for family, f in fonts.items()}
-    problems = []
-    for path in PAGES:
-        for layout in LAYOUTS:
-            rec = PageRecorder(browser, site, layout)
-            try:
-                page = rec.open(path)
-                used = page.evaluate(
-                    """() => [...document.querySelectorAll('*')].flatMap(el => ['::before', '::after'].map(p => {
-                        const cs = getComputedStyle(el, p);
-                        if (!/Font Awesome/.test(cs.fontFamily) || !cs.content || cs.content === 'none') return null;
-                        return {family: cs.fontFamily, content: cs.content, where: el.className.toString().slice(0, 40)};
-                    })).filter(Boolean)"""
-                )
-                for u in used:
-                    family = next((f for f in fonts if f in u["family"]), None)
-                    for ch in u["content"].strip('"'):
-                        if family is None:
-                            problems.append(f"{path}: {u['where']} draws from {u['family']}")
-                        elif ord(ch) not in cmaps[family]:
-                            problems.append(f"{path}: icon U+{ord(ch):04X} ({u['where']}) is missing from {family}")
-                for url in rec.requests:
-                    if re.search(r"fontawesome\.js|fa-(solid|regular|brands)-\d+\.woff2|html-manager/.*\.woff", url):
-                        problems.append(f"{path} ({layout}): fetched {url.removeprefix(site)}")
-            finally:
-                rec.close()
-    assert not problems, "\n".join(sorted(set(problems)))
