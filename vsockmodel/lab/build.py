@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import json
+import os
 import shutil
 import subprocess
 import sys

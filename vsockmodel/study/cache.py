@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import platform
 from pathlib import Path
@@ -73,13 +74,15 @@ def cached_simulate(params, costs):
     """
     from ..sim.run import simulate
 
-    if params.trace:
+    if params.trace or not _have_joblib():
         return simulate(params, costs)
-    try:
-        cached = memory().cache(_simulate_for_digest)
-    except ImportError:
-        return simulate(params, costs)
-    return cached(model_digest(), params, costs)
+    return memory().cache(_simulate_for_digest)(model_digest(), params, costs)
+
+
+@functools.lru_cache(maxsize=1)
+def _have_joblib() -> bool:
+    """Asked once: a failed import is searched for again at every call."""
+    return importlib.util.find_spec("joblib") is not None
 
 
 def cached_run(**kwargs):
