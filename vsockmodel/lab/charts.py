@@ -41,7 +41,10 @@ def _base(description: str, height: int) -> dict:
             "height": height, "autosize": {"type": "fit-x", "contains": "padding"},
             "config": {"view": {"stroke": None}, "font": "system-ui, sans-serif",
                        "axis": {"labelFontSize": 12, "titleFontSize": 12},
-                       "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom"}}}
+                       # One entry a line, never cut short: three side by side
+                       # truncated their labels at every width.
+                       "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom",
+                                  "columns": 1, "labelLimit": 0}}}
 
 
 def _pct(x: float) -> str:
