@@ -250,9 +250,25 @@ def test_a_stale_sweep_stops_when_the_input_changes(lab):
     t = _field(page, "payload").locator("input.lab-text")
     t.fill("512")
     t.press("Enter")
-    page.wait_for_timeout(3000)
-    assert page.evaluate("document.getElementById('vsock-lab').dataset.sweepDone") == "false"
+    page.wait_for_function("document.getElementById('vsock-lab').dataset.sweepDone === 'stopped'",
+                           timeout=30_000)
     assert int(page.evaluate("document.getElementById('vsock-lab').dataset.sweepPoints")) < 16
+    assert "Sweep stopped" in page.locator(".lab-status").text_content()   # not "Sweeping…" for ever
+
+
+def test_settings_with_an_error_sweep_nothing_and_cannot_be_used_as_a_or_b(lab):
+    page, _ = lab
+    t = _field(page, "payload").locator("input.lab-text")
+    t.fill("banana")
+    t.press("Enter")
+    _field(page, "payload").locator(".lab-field-error").wait_for(state="visible", timeout=15_000)
+    disabled = """() => Object.fromEntries([...document.querySelectorAll('#vsock-lab button.lab-button')]
+        .filter(b => ['Run', 'Sweep', 'Use as A', 'Use as B'].includes(b.textContent))
+        .map(b => [b.textContent, b.disabled]))"""
+    assert page.evaluate(disabled) == {"Run": True, "Sweep": True, "Use as A": True, "Use as B": True}
+    t.fill("4K")
+    t.press("Enter")
+    page.wait_for_function(f"!Object.values(({disabled})()).some(Boolean)", timeout=15_000)
 
 
 def test_a_stale_long_run_is_cancelled(lab):

@@ -103,8 +103,12 @@ def lock_timeline(spans: list, t0_ns: float, span_ns: float, shares: dict) -> di
             "color": {"field": "actor", "type": "nominal", "title": None,
                       "scale": {"domain": list(names.values()),
                                 "range": [ACTOR_COLORS["worker"], ACTOR_COLORS["reader"]]}},
+            # Its legend on top (two side by side at the bottom overflow a phone), its
+            # swatches grey (the default is black, unseen on a dark page).
             "opacity": {"field": "what", "type": "nominal", "title": None,
-                        "scale": {"domain": ["holds the lock", "waits for it"], "range": [1.0, 0.35]}},
+                        "scale": {"domain": ["holds the lock", "waits for it"], "range": [1.0, 0.35]},
+                        "legend": {"orient": "top", "symbolType": "square", "symbolFillColor": "#888888",
+                                   "symbolStrokeColor": "#888888"}},
         },
     })
     return spec
@@ -115,7 +119,9 @@ def lock_timeline(spans: list, t0_ns: float, span_ns: float, shares: dict) -> di
 def _size_axis(payloads) -> dict:
     values = sorted(set(payloads))
     return {"field": "payload", "type": "quantitative", "title": "payload per send() (bytes)",
-            "scale": {"type": "log", "base": 2, "domain": [values[0], values[-1]] if values else [64, 65536]},
+            # a little room at both ends, so the end points and their labels are not cut
+            "scale": {"type": "log", "base": 2, "nice": False,
+                      "domain": [values[0] / 1.25, values[-1] * 1.25] if values else [51.2, 81920]},
             "axis": {"values": [v for v in values if math.log2(v).is_integer()],
                      "labelExpr": "datum.value >= 1024 ? datum.value / 1024 + ' KiB' : datum.value + ' B'"}}
 
@@ -136,7 +142,8 @@ def sweep(points: list[dict], label: str, metric: str, unit: str, measured: list
         text += " Measured: " + ", ".join(f"{m['source']} {fmt_size(m['payload'])} {m['value']:.3g}"
                                           for m in meas) + "."
     series = [f"model: {label}"] + sorted({m["series"] for m in meas})
-    palette = [COLORS["blue"], COLORS["black"], COLORS["orange"], COLORS["bluish_green"]]
+    # No black: the figures have no background, and black vanishes on a dark page.
+    palette = [COLORS["blue"], COLORS["reddish_purple"], COLORS["orange"], COLORS["bluish_green"]]
     color = {"field": "series", "type": "nominal", "title": None,
              "scale": {"domain": series, "range": palette[:len(series)]}}
     x = _size_axis(planned or [p["payload"] for p in points])

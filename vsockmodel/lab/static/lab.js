@@ -142,10 +142,13 @@
     delete root.dataset.ready;
     startWorker();
   }
-  function call(fn, ...args) {
+  function call(fn, ...args) { return callAt(state.generation, fn, ...args); }
+  // generation null: the call's inputs are its own (compare's A and B), so a
+  // change of the controls does not make it stale.
+  function callAt(generation, fn, ...args) {
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, generation: state.generation, started: performance.now() });
+      pending.set(id, { resolve, reject, generation, started: performance.now() });
       worker.postMessage({ op: "call", id, fn, args });
     });
   }
@@ -162,7 +165,7 @@
   setInterval(() => {
     const now = performance.now();
     for (const job of pending.values()) {
-      if (job.generation !== state.generation && now - job.started > STALE_KILL_MS) {
+      if (job.generation !== null && job.generation !== state.generation && now - job.started > STALE_KILL_MS) {
         status("Stopping a run that no longer matches the settings…", true);
         restartWorker();
         return;
@@ -354,17 +357,22 @@
     try { checked = await fresh("check", config); } catch (e) { failed(e); return; }
     for (const p of PARAMS) controls[p.name].setError("");
     generalError.textContent = "";
+    setValid(checked.ok);
     if (!checked.ok) {
       showError(checked);
-      runButton.disabled = true;
       return;
     }
-    runButton.disabled = false;
     for (const p of PARAMS) controls[p.name].resolved(checked.params[p.name]);
     lastValid = { config, checked };
     summary.textContent = checked.derived.summary;
     if (state.mode === "run") runNow();
     if (state.mode === "problems" && !problem && state.qseed) showProblem();
+  }
+  // Settings with an error run nothing: Run, Sweep and "Use as A/B" wait for a valid set.
+  let valid = true;
+  function setValid(ok) {
+    valid = ok;
+    for (const b of [runButton, sweepButton, useA, useB]) b.disabled = !ok;
   }
   function showError(res) {
     if (res.param && controls[res.param]) controls[res.param].setError(res.message);
@@ -489,11 +497,12 @@
   const compareText = el("p", { class: "lab-alt" });
   const compareResult = el("p", { class: "lab-change" });
   const compareCommands = el("div", { class: "lab-commands" });
+  const useA = el("button", { type: "button", class: "lab-button", text: "Use as A", onclick: () => setSide("a") });
+  const useB = el("button", { type: "button", class: "lab-button", text: "Use as B", onclick: () => setSide("b") });
   panels.compare.append(
     el("p", { text: "Set the controls and press “Use as A”; change them and press “Use as B”. Both run with the same seeds, one pair per seed, as the series ran its AB/BA pairs." }),
     el("div", { class: "lab-row" },
-      el("button", { type: "button", class: "lab-button", text: "Use as A", onclick: () => setSide("a") }),
-      el("button", { type: "button", class: "lab-button", text: "Use as B", onclick: () => setSide("b") }),
+      useA, useB,
       el("label", { for: "lab-pairs", text: "pairs (seeds) " }), nSelect, compareButton),
     abSummary, compareResult, compareChart, compareText, compareCommands);
   function describeSide(cfg) {
@@ -501,23 +510,29 @@
     return keys.length ? keys.map((k) => `${k}=${cfg[k]}`).join(", ") : "all defaults (baseline)";
   }
   function setSide(side) {
+    if (!valid) return;
     state[side] = configOf(state.values);
+    if (side === "b") delete state.b.seed;       // the pairs use A's seeds
     writeHash();
     showSides();
   }
   function showSides() {
     abSummary.replaceChildren(
       el("p", { "data-side": "a" }, el("strong", { text: "A: " }), state.a ? describeSide(state.a) : "not set"),
-      el("p", { "data-side": "b" }, el("strong", { text: "B: " }), state.b ? describeSide(state.b) : "not set"));
+      el("p", { "data-side": "b" }, el("strong", { text: "B: " }), state.b ? describeSide(state.b) + " (with A's seeds)" : "not set"));
     compareButton.disabled = !(state.a && state.b);
   }
+  let compareSeq = 0;
   async function compareNow() {
     if (!state.ready || !state.a || !state.b) return;
     const n = Number(nSelect.value);
     status(`Comparing: ${2 * n} runs…`, true);
+    const mine = ++compareSeq;
+    compareResult.textContent = "";
     let res;
-    try { res = await fresh("compare", state.a, state.b, n); } catch (e) { failed(e); return; }
-    if (!res.ok) { showError(res); return; }
+    try { res = await callAt(null, "compare", state.a, state.b, n); } catch (e) { failed(e); return; }
+    if (mine !== compareSeq) return;               // a newer compare was asked for
+    if (!res.ok) { status(res.message, false, true); return; }
     const [lo, hi] = res.change_ci;
     const sign = (x) => (x >= 0 ? "+" : "") + x.toFixed(1);
     compareResult.textContent = `B against A: ${sign(res.change_pct)} % (95 % interval ${sign(lo)} % to ${sign(hi)} %), over ${n} pairs.`;
@@ -546,10 +561,15 @@
       el("label", { for: "lab-sweep-change" }, changeBox, " the change from A to B (set them under “Compare”)"),
       sweepButton, sweepProgress),
     sweepChart, sweepText);
-  matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; writeHash(); });
+  matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; state.generation++; writeHash(); });
+  changeBox.addEventListener("change", () => { state.generation++; });
+  function sweepStopped() {
+    root.dataset.sweepDone = "stopped";
+    status("Sweep stopped: the settings changed. Press Sweep to draw it again.", false);
+  }
 
   async function sweepNow() {
-    if (!state.ready || !lastValid) return;
+    if (!state.ready || !lastValid || !valid) return;
     const useAB = changeBox.checked && state.a && state.b;
     const base = useAB ? state.a : lastValid.config, other = useAB ? state.b : null;
     const matched = matchedBox.checked;
@@ -559,15 +579,15 @@
     root.dataset.sweepDone = "false";
     root.dataset.sweepPoints = "0";
     for (const payload of SCHEMA.sweep_payloads) {
-      if (generation !== state.generation) return;          // the input changed: stop here
+      if (generation !== state.generation) return sweepStopped();   // the input changed
       status(`Sweeping: ${fmtSize(payload)}…`, true);
       let pt;
       try { pt = await call("sweep_point", base, payload, matched, other); } catch (e) { failed(e); return; }
-      if (generation !== state.generation) return;
+      if (generation !== state.generation) return sweepStopped();
       if (pt.ok) points.push({ payload: pt.payload, value: pt.value });
       let chart;
       try { chart = await call("sweep_chart", base, points, matched, other); } catch (e) { failed(e); return; }
-      if (generation !== state.generation) return;
+      if (generation !== state.generation) return sweepStopped();
       draw(sweepChart, chart.spec);
       sweepText.textContent = chart.text;
       sweepProgress.value = points.length;
