@@ -563,7 +563,9 @@
     sweepChart, sweepText);
   matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; state.generation++; writeHash(); });
   changeBox.addEventListener("change", () => { state.generation++; });
-  function sweepStopped() {
+  let sweepSeq = 0;
+  function sweepStopped(mine) {
+    if (mine !== sweepSeq) return;               // a newer sweep took over: it speaks for itself
     root.dataset.sweepDone = "stopped";
     status("Sweep stopped: the settings changed. Press Sweep to draw it again.", false);
   }
@@ -574,20 +576,21 @@
     const base = useAB ? state.a : lastValid.config, other = useAB ? state.b : null;
     const matched = matchedBox.checked;
     const generation = ++state.generation;     // a new sweep supersedes any other call
+    const mine = ++sweepSeq;
     const points = [];
     sweepProgress.value = 0;
     root.dataset.sweepDone = "false";
     root.dataset.sweepPoints = "0";
     for (const payload of SCHEMA.sweep_payloads) {
-      if (generation !== state.generation) return sweepStopped();   // the input changed
+      if (generation !== state.generation) return sweepStopped(mine);   // the input changed
       status(`Sweeping: ${fmtSize(payload)}…`, true);
       let pt;
       try { pt = await call("sweep_point", base, payload, matched, other); } catch (e) { failed(e); return; }
-      if (generation !== state.generation) return sweepStopped();
+      if (generation !== state.generation) return sweepStopped(mine);
       if (pt.ok) points.push({ payload: pt.payload, value: pt.value });
       let chart;
       try { chart = await call("sweep_chart", base, points, matched, other); } catch (e) { failed(e); return; }
-      if (generation !== state.generation) return sweepStopped();
+      if (generation !== state.generation) return sweepStopped(mine);
       draw(sweepChart, chart.spec);
       sweepText.textContent = chart.text;
       sweepProgress.value = points.length;
