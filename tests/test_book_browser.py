@@ -216,10 +216,26 @@ JS_VISIBLE_FIGURE = """(root) => {
 
 # Inline code in tables, word by word (Sphinx wraps each word in span.pre):
 # a word drawn on two lines has two client rects.
-JS_SPLIT_NAMES = """() => [...document.querySelectorAll('.bd-article table code')].flatMap(code => {
-    const words = code.querySelectorAll('span.pre');
-    return [...(words.length ? words : [code])];
-}).filter(w => w.getClientRects().length > 1).map(w => w.textContent)"""
+JS_SPLIT_NAMES = """() => {
+    const split = [...document.querySelectorAll('.bd-article table code')].flatMap(code => {
+        const words = code.querySelectorAll('span.pre');
+        return [...(words.length ? words : [code])];
+    }).filter(w => w.getClientRects().length > 1).map(w => w.textContent);
+    // The index page's entries are plain links: each word of them, as a Range.
+    for (const a of document.querySelectorAll('.bd-article table.indextable a')) {
+        const walker = document.createTreeWalker(a, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/\\S+/g)) {
+                const r = document.createRange();
+                r.setStart(node, m.index);
+                r.setEnd(node, m.index + m[0].length);
+                const lines = new Set([...r.getClientRects()].map(q => Math.round(q.top)));
+                if (lines.size > 1) split.push(m[0]);
+            }
+        }
+    }
+    return split;
+}"""
 
 # The page's own width, and every element in the article that scrolls
 # sideways, with the cue book.js and book.css give it.
@@ -286,10 +302,30 @@ def check_navigation(page, layout: str) -> list[str]:
             return ["☰ did not open the chapter drawer"]
         if not drawer.locator("nav a.reference").first.is_visible():
             problems.append("the open drawer shows no chapter links")
+        close = drawer.locator("button.book-drawer-close")
+        if not close.is_visible():
+            problems.append("the open drawer has no visible close button")
+        else:
+            if min(close.bounding_box()["width"], close.bounding_box()["height"]) < 44:
+                problems.append("the drawer's close button is under 44 px")
+            close.click()
+            page.wait_for_timeout(150)
+            if page.evaluate("document.querySelector('#pst-primary-sidebar-modal').open"):
+                problems.append("the close button did not close the chapter drawer")
+            if page.locator("#pst-primary-sidebar button.book-drawer-close").count():
+                problems.append("the drawer's close button was left in the sidebar")
+            toggle.click()
+            page.wait_for_function("document.querySelector('#pst-primary-sidebar-modal').open", timeout=3000)
         page.keyboard.press("Escape")
         page.wait_for_timeout(150)
         if page.evaluate("document.querySelector('#pst-primary-sidebar-modal').open"):
             problems.append("Esc did not close the chapter drawer")
+        small = page.evaluate("""() => [...document.querySelectorAll('.bd-header-article .btn, .bd-header-article .sidebar-toggle')]
+            .filter(e => e.getClientRects().length)
+            .map(e => [e.getAttribute('aria-label') || e.title, e.getBoundingClientRect()])
+            .filter(([, r]) => r.width < 44 || r.height < 44).map(([name]) => name)""")
+        if small:
+            problems.append(f"header buttons under 44 px: {small}")
         contents = page.locator(".secondary-toggle:visible")
         if page.locator(".bd-toc-nav a").count():
             if contents.count() != 1:
@@ -405,6 +441,11 @@ def check_figures(page, layout: str) -> list[str]:
             problems.append(f"figure {alt!r}: opened at {opened:.0f} px, shown at {shown:.0f} px")
         if opened < layout_width - 1:
             problems.append(f"figure {alt!r}: opened at {opened:.0f} px, below its {layout_width:.0f} px size")
+        wider = page.evaluate("(() => { const b = document.querySelector('dialog.book-viewer .book-viewer__body');"
+                              " return [b.scrollWidth > b.clientWidth + 1, !!b.getAttribute('data-overflow'),"
+                              " !document.querySelector('dialog.book-viewer .book-viewer__hint').hidden]; })()")
+        if wider[0] and not (wider[1] and wider[2]):
+            problems.append(f"figure {alt!r}: opened wider than the screen with no cue to scroll")
         if layout == "phone":
             text_px = page.evaluate(JS_SVG_TEXT_PX, [big.get_attribute("src"), opened])
             if text_px is not None and text_px < MIN_FIGURE_TEXT_PX - 0.01:

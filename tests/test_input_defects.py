@@ -7,6 +7,8 @@ runs; tests/test_model_interface.py keeps a few real subprocess calls.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from importlib import resources
 
@@ -185,3 +187,19 @@ def test_a_traced_run_keeps_at_most_max_trace_events(monkeypatch):
     assert len(r.trace) == 500 and r.trace_truncated and r.to_dict()["trace_truncated"]
     full = vm.run(payload=64, transfer="64K")
     assert r.throughput_gbps == full.throughput_gbps          # the run itself is the same
+
+
+@pytest.mark.parametrize("value", ["4KB", "4 kb", "1MB", "2GB"])
+def test_decimal_looking_units_are_refused_not_guessed(value):
+    # "4KB" is 4000 bytes to some readers and 4096 to others: one message says
+    # what to write instead, on the API and the command line alike.
+    with pytest.raises(ValueError, match=r"^payload: .* is ambiguous .*sizes here are binary: write \d+[KMG] or"):
+        vm.run(payload=value)
+    proc = subprocess.run([sys.executable, "-m", "vsockmodel", "run", "--payload", value],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "is ambiguous" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("value,n", [("4K", 4096), ("4KiB", 4096), ("512B", 512), ("1.5k", 1536)])
+def test_binary_units_are_read(value, n):
+    assert vm.make_params(payload=value)[0].payload == n

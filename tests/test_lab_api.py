@@ -34,13 +34,28 @@ def test_the_schema_has_every_parameter_of_run_with_its_range_and_help():
 
 def test_check_gives_the_apis_own_message_naming_the_parameter():
     bad = json.loads(api.check({"payload": "banana"}))
-    assert bad == {"ok": False, "param": "payload", "message": _api_error(payload="banana")}
+    assert bad == {"ok": False, "param": "payload", "message": _api_error(payload="banana"),
+                   "fields": [{"param": "payload", "message": _api_error(payload="banana")}]}
     bad = json.loads(api.check({"variant": "baseline", "batch_pkts": 8}))
     assert bad["param"] == "batch_pkts" and "applies to p1-p3 and p1-p5" in bad["message"]
     bad = json.loads(api.check({"nonsense": 1}))
     assert bad["param"] is None and bad["message"].startswith("unknown parameter")
     good = json.loads(api.check(CONFIG))
     assert good["ok"] and good["params"]["buffer"] == 49152 and good["params"]["headroom_check"] is False
+
+
+def test_check_flags_every_bad_field_not_only_the_first():
+    bad = json.loads(api.check({"payload": "banana", "buffer": 1, "seed": -1, "batch_pkts": 8}))
+    assert bad["param"] == "payload"                       # the first, as run() says
+    assert {f["param"] for f in bad["fields"]} == {"payload", "buffer", "seed"}
+    assert all(f["message"] == _api_error(**{f["param"]: v}) for f, v in zip(bad["fields"], ("banana", 1, -1)))
+
+
+def test_a_ping_pong_sweep_beside_the_measurements_says_the_level_is_not_the_model_s_claim():
+    reply = json.loads(api.sweep_chart({"workload": "pingpong"}, [{"payload": 64, "value": 45.0}]))
+    assert "measured" in reply["spec"]["datasets"] and "rather than its level" in reply["note"]
+    stream = json.loads(api.sweep_chart({}, [{"payload": 64, "value": 0.1}]))
+    assert stream["note"] == ""
 
 
 def _api_error(**kwargs) -> str:

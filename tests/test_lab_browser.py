@@ -21,6 +21,7 @@ import vsockmodel as vm
 from book_support import HTML, ensure_book_built, serve
 from browser_support import chromium, offline_page
 from vsockmodel import cli
+from vsockmodel.model.units import fmt_size
 
 pytestmark = pytest.mark.browser
 
@@ -132,14 +133,45 @@ def test_the_slider_reaches_sizes_and_says_them(lab):
     _wait_run(page, f"r.params.buffer !== {before}")
     buffer = _last_run(page)["params"]["buffer"]
     assert 0 < buffer < before
-    assert slider.get_attribute("aria-valuetext").endswith("KiB")
     text = _field(page, "buffer").locator("input.lab-text").input_value()
     assert vm.parse_size(text) == buffer
+    # a screen reader hears the exact size ("240,890 B (235.2 KiB)"), not a rounding of it
+    assert slider.get_attribute("aria-valuetext") == _said(buffer)
     # back to the default, typed
     t = _field(page, "buffer").locator("input.lab-text")
     t.fill("256K")
     t.press("Enter")
     _wait_run(page, "r.params.buffer === 262144")
+
+
+def _said(n: int) -> str:
+    """What a size slider says: fmt_size's text where it is exact, else the bytes too."""
+    text = fmt_size(n)
+    number, unit = text.split()
+    exact = float(number) * {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}[unit] == n
+    return text if exact else f"{n:,} B ({text})"
+
+
+def test_a_size_is_said_exactly(lab):
+    page, _ = lab
+    text = _field(page, "payload").locator("input.lab-text")
+    slider = _field(page, "payload").locator("input.lab-slider")
+    for typed, said in (("2049", "2,049 B (2.0 KiB)"), ("1536", "1.5 KiB"), ("2K", "2 KiB")):
+        text.fill(typed)
+        text.press("Enter")
+        _wait_run(page, f"r.params.payload === {vm.parse_size(typed)}")
+        assert slider.get_attribute("aria-valuetext") == said
+
+
+def test_unchecking_a_default_starts_from_exactly_the_value_it_stood_for(lab):
+    page, _ = lab
+    tr = _field(page, "transfer")
+    default = vm.make_params(payload=2048)[0].transfer_bytes
+    tr.locator("input.lab-default").uncheck()
+    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == default
+    _wait_run(page, f"r.params.transfer === {default} && r.params.payload === 2048")
+    tr.locator("input.lab-default").check()
+    page.wait_for_function("!location.hash.includes('transfer=')")
 
 
 def test_bad_input_shows_the_apis_message_and_runs_nothing(lab):
@@ -205,6 +237,42 @@ def test_the_url_holds_the_whole_state(lab, browser, site):
     assert other.locator('.lab-field[data-param="payload"] input.lab-text').input_value() == "3000"
     assert watch.errors == [] and watch.external == []
     other.context.close()
+
+
+def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browser, site):
+    page, watch = offline_page(browser, site)
+    page.goto(site + "book/lab.html#variant=bogus&payload=banana&buffer=1")
+    prov = page.locator(".lab-provenance")
+    assert "not this link's" in prov.text_content()            # the precomputed run is the defaults'
+    assert page.locator('.lab-field[data-param="variant"] select').input_value() == "bogus"
+    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    for name, value in (("variant", "bogus"), ("payload", "banana"), ("buffer", 1)):
+        err = _field(page, name).locator(".lab-field-error")
+        err.wait_for(state="visible", timeout=30_000)
+        with pytest.raises(ValueError) as exc:
+            vm.make_params(**{name: value})
+        assert err.text_content() == str(exc.value)
+    assert page.locator(".lab-stale-note").is_visible()
+    assert prov.get_attribute("data-live") == "false"          # nothing ran
+    assert watch.errors == [] and watch.external == []
+    page.context.close()
+
+
+def test_on_a_phone_the_results_are_near_the_top(browser, site):
+    page, watch = offline_page(browser, site, viewport={"width": 390, "height": 844})
+    page.goto(site + "book/lab.html#host_lock=true")
+    page.wait_for_selector(".lab-modes .lab-tab")
+    top = page.evaluate("document.querySelector('#vsock-lab .lab-modes').getBoundingClientRect().top"
+                        " - document.getElementById('vsock-lab').getBoundingClientRect().top")
+    assert top < 2000, top                    # below the lab's top; was about 3,000 px, every group open
+    opened = page.evaluate("[...document.querySelectorAll('#vsock-lab details.lab-group')]"
+                           ".filter(d => d.open).map(d => d.dataset.group)")
+    assert opened == ["kernel", "workload", "host"]           # the link changed a host setting
+    assert "1 changed" in page.locator('details[data-group="host"] summary').text_content()
+    page.get_by_role("button", name="Go to the results ↓").click()
+    page.wait_for_function("document.querySelector('#vsock-lab .lab-modes').getBoundingClientRect().top < 400")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.context.close()
 
 
 def test_compare_gives_the_paired_change(lab):
@@ -314,6 +382,8 @@ def test_the_lock_timeline_comes_from_the_runs_trace_and_its_window_moves(lab):
     d0, d1 = (s["encoding"]["x"]["scale"]["domain"] for s in (first, moved))
     assert d1[1] - d1[0] == pytest.approx(d0[1] - d0[0])        # the same width, elsewhere
     assert moved["data"]["values"] and "Socket lock from" in page.locator(".lab-timeline .lab-alt").text_content()
+    shown = page.locator(".lab-timeline output").text_content()       # the window, in words, beside it
+    assert shown == slider.get_attribute("aria-valuetext") and shown.startswith(f"{middle:.0f} µs to ")
 
 
 def test_a_problem_is_the_clis_problem_and_checking_it_uses_the_models_answer(lab):

@@ -474,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="two variants or settings with the same seeds: the change "
                        "and its 95 %% CI", formatter_class=_Help,
                        description="Run two settings with the same seeds (pairs) and give the change "
-                                   "with its 95 %% interval.")
+                                   "with its 95 % interval.")
     p.add_argument("--variants", nargs=2, metavar=("A", "B"), action=_Once, default=["baseline", "p1-p5"],
                    help=f"the two variants to compare (default: baseline p1-p5); one of: {', '.join(VARIANTS)}")
     _add_model_args(p, skip=("variant",))

@@ -11,6 +11,7 @@
  * 3. Tables, code and printed output that are wider than the page fade at
  *    the edge they can scroll towards, so a reader knows there is more; a
  *    table with a header row that does not fit becomes one card per row.
+ * 4. The phone drawers (chapter list, page contents) get a close button.
  */
 (function () {
   "use strict";
@@ -38,10 +39,13 @@
     d.className = "book-viewer";
     d.setAttribute("aria-label", "Figure, full size");
     d.innerHTML =
-      '<div class="book-viewer__bar"><button type="button" class="book-viewer__close">' +
+      '<div class="book-viewer__bar"><span class="book-viewer__hint" hidden>Wider than the screen: ' +
+      'scroll sideways to see all of it</span><button type="button" class="book-viewer__close">' +
       '<span aria-hidden="true">&times;</span> Close</button></div>' +
       '<div class="book-viewer__body"><img alt=""></div>';
     d.querySelector(".book-viewer__close").addEventListener("click", function () { d.close(); });
+    var body = d.querySelector(".book-viewer__body");
+    body.addEventListener("scroll", function () { markOverflow([body]); }, { passive: true });
     // A tap on the dimmed page around the figure closes it, as Esc does.
     d.addEventListener("click", function (e) { if (e.target === d) d.close(); });
     d.addEventListener("close", function () {
@@ -65,7 +69,15 @@
     big.src = img.currentSrc || img.src;
     opener = from || img;
     viewer.showModal();
-    viewer.querySelector(".book-viewer__body").scrollTo(0, 0);
+    var body = viewer.querySelector(".book-viewer__body");
+    body.scrollTo(0, 0);
+    // A figure wider than the screen (an explorer's, on a phone) says so, and
+    // fades at the side there is more of, as wide tables do.
+    function cue() {
+      markOverflow([body]);
+      viewer.querySelector(".book-viewer__hint").hidden = body.scrollWidth <= body.clientWidth + 1;
+    }
+    if (big.complete) cue(); else big.addEventListener("load", cue, { once: true });
   }
 
   function zoomButton(cls) {
@@ -243,10 +255,34 @@
     }).observe(article, { childList: true, subtree: true });
   }
 
+  /* -------------------------------------------------------------- drawers */
+
+  // On a phone the theme shows the chapter list and the page's contents in a
+  // <dialog> (its sidebars' nodes, moved in while open, moved back on close),
+  // closed by Esc or a tap outside it. A visible close button says so to a
+  // touch reader; it is added while the drawer is open and removed on close,
+  // so it never lands in the desktop sidebar.
+  function wireDrawer(id, label) {
+    var d = document.getElementById(id);
+    if (!d || !window.MutationObserver) return;
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "book-drawer-close";
+    b.setAttribute("aria-label", label);
+    b.innerHTML = '<span aria-hidden="true">&times;</span> Close';
+    b.addEventListener("click", function () { d.close(); });
+    new MutationObserver(function () {
+      if (d.open && b.parentNode !== d) d.insertBefore(b, d.firstChild);
+    }).observe(d, { attributes: true, attributeFilter: ["open"] });
+    d.addEventListener("close", function () { b.remove(); });
+  }
+
   /* ----------------------------------------------------------------- start */
 
   function start() {
     document.documentElement.classList.add("book-js");
+    wireDrawer("pst-primary-sidebar-modal", "Close the chapter list");
+    wireDrawer("pst-secondary-sidebar-modal", "Close the page's contents");
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
     if (document.querySelector('script[type="application/vnd.jupyter.widget-view+json"]')) {

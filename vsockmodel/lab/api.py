@@ -90,12 +90,33 @@ def _derived(p: Params) -> dict:
                            if p.workload == "stream" else f"{p.requests} round trips."))}
 
 
+def _field_errors(config: dict) -> list[dict]:
+    """Each value that is wrong on its own (its type or range), so that the page
+    can flag every bad field at once, not only the first one run() names."""
+    errors = []
+    for name, value in config.items():
+        prm = schema.BY_NAME.get(name)
+        if prm is None:
+            continue
+        try:
+            prm.coerce(value)
+        except ValueError as exc:
+            errors.append({"param": name, "message": str(exc)})
+    return errors
+
+
 def check(config) -> str:
-    """Validate a configuration as ``vsockmodel.run`` would, without running it."""
+    """Validate a configuration as ``vsockmodel.run`` would, without running it.
+
+    An error names the first problem, as run() does, and ``fields`` lists every
+    value that is wrong on its own."""
+    config = _config(config)
     try:
-        p, _ = make_params(**_config(config))
+        p, _ = make_params(**config)
     except ValueError as exc:
-        return _error(exc)
+        reply = json.loads(_error(exc))
+        reply["fields"] = _field_errors(config)
+        return _json(reply)
     return _json({"ok": True, "params": p.to_dict(), "derived": _derived(p)})
 
 
@@ -323,8 +344,21 @@ def sweep_chart(config, points, matched=False, config_b=None) -> str:
     else:
         metric, unit = ("change in round-trip time", "%") if pingpong else ("change in throughput", "%")
         label = f"{config.get('variant', 'baseline')} to {b.get('variant', 'baseline')}"
-    spec = charts.sweep(points, label, metric, unit, measured(config, matched, b), list(SWEEP_PAYLOADS))
-    return _json({"ok": True, "spec": spec, "text": spec["description"]})
+    meas = measured(config, matched, b)
+    spec = charts.sweep(points, label, metric, unit, meas, list(SWEEP_PAYLOADS))
+    note = ""
+    if pingpong and b is None and meas:
+        # Chapter 5, "The absolute round-trip time": each patch's change is reproduced, not the level.
+        model = {p["payload"]: p["value"] for p in points}
+        shares_pct = [100 * model[m["payload"]] / m["value"] for m in meas if m["payload"] in model]
+        level = (f"{min(shares_pct):.0f} to {max(shares_pct):.0f} % of the measured one where both have a point"
+                 if shares_pct else "well below the measured one")
+        note = (f"The model's round trip is {level}: a real round trip wakes about five threads in turn, "
+                "each from idle, and the model prices those wake-ups only in part (chapter 5, “The absolute "
+                "round-trip time”). Read how the round trip changes with payload, or compare A and B, "
+                "rather than its level.")
+    return _json({"ok": True, "spec": spec, "text": spec["description"],
+                  "note": note})
 
 
 # ---- problem sets (vsockmodel.study.quiz) ------------------------------------------------------

@@ -122,7 +122,10 @@ def _size_axis(payloads) -> dict:
             # a little room at both ends, so the end points and their labels are not cut
             "scale": {"type": "log", "base": 2, "nice": False,
                       "domain": [values[0] / 1.25, values[-1] * 1.25] if values else [51.2, 81920]},
-            "axis": {"values": [v for v in values if math.log2(v).is_integer()],
+            # Labels every factor of 4 (64 B, 256 B ... 64 KiB): six fit on a phone, so
+            # none is dropped, the ends included.
+            "axis": {"values": [v for v in values if math.log2(v).is_integer() and math.log2(v / values[0]) % 2 == 0],
+                     "labelOverlap": False,
                      "labelExpr": "datum.value >= 1024 ? datum.value / 1024 + ' KiB' : datum.value + ' B'"}}
 
 
@@ -146,18 +149,22 @@ def sweep(points: list[dict], label: str, metric: str, unit: str, measured: list
     palette = [COLORS["blue"], COLORS["reddish_purple"], COLORS["orange"], COLORS["bluish_green"]]
     color = {"field": "series", "type": "nominal", "title": None,
              "scale": {"domain": series, "range": palette[:len(series)]}}
+    # The model's points are circles, the measurements diamonds, in the legend too.
+    shape = {"field": "series", "type": "nominal", "title": None,
+             "scale": {"domain": series, "range": ["circle"] + ["diamond"] * (len(series) - 1)}}
     x = _size_axis(planned or [p["payload"] for p in points])
     y = {"field": "value", "type": "quantitative", "title": f"{metric} ({unit})"}
     # Named datasets: as points arrive only "model" grows, and the page updates
     # the drawn figure's data instead of drawing it again.
-    layers = [{"data": {"name": "model"}, "mark": {"type": "line", "point": {"size": 50}, "tooltip": True},
-               "encoding": {"x": x, "y": y, "color": color}}]
+    layers = [{"data": {"name": "model"}, "mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
+              {"data": {"name": "model"}, "mark": {"type": "point", "size": 50, "filled": True, "tooltip": True},
+               "encoding": {"x": x, "y": y, "color": color, "shape": shape}}]
     datasets = {"model": model}
     if meas:
         datasets["measured"] = meas
         layers.append({"data": {"name": "measured"},
-                       "mark": {"type": "point", "shape": "diamond", "size": 70, "filled": True, "tooltip": True},
-                       "encoding": {"x": x, "y": y, "color": color}})
+                       "mark": {"type": "point", "size": 70, "filled": True, "tooltip": True},
+                       "encoding": {"x": x, "y": y, "color": color, "shape": shape}})
         with_ci = [m for m in meas if m.get("ci_low") is not None]
         if with_ci:
             datasets["measured_ci"] = with_ci

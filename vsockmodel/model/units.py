@@ -17,8 +17,10 @@ MiB = 1024 * KiB
 GiB = 1024 * MiB
 
 # Spaces only (no tabs or newlines): "4 K", "64KiB", "512B", "4096.0", "1.5K".
-# ASCII digits only: "٣" is not a size, nor "1_000".
-_SIZE_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *([KMG]?)(?:i?B)? *", re.IGNORECASE | re.ASCII)
+# ASCII digits only: "٣" is not a size, nor "1_000". "4KB" is refused: KB is
+# 1000 bytes to some readers and 1024 to others (_DECIMAL_RE says which to write).
+_SIZE_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *(?:([KMG])(?:iB)?|B)? *", re.IGNORECASE | re.ASCII)
+_DECIMAL_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *([KMG])B *", re.IGNORECASE | re.ASCII)
 _INT_RE = re.compile(r" *([-+]?\d+) *", re.ASCII)
 _FACTORS = {"": 1, "K": KiB, "M": MiB, "G": GiB}
 
@@ -38,10 +40,15 @@ def parse_size(value, name: str = "size", allowed: str = "") -> int:
     if isinstance(value, float) and math.isfinite(value):
         raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
     m = _SIZE_RE.fullmatch(value) if isinstance(value, str) else None
+    ambiguous = _DECIMAL_RE.fullmatch(value) if isinstance(value, str) and not m else None
+    if ambiguous:
+        number, unit = ambiguous.group(1), ambiguous.group(2).upper()
+        raise ValueError(f"{name}: {value!r} is ambiguous ({unit}B means powers of 1000 to some, of 1024 to "
+                         f"others); sizes here are binary: write {number}{unit} or {number}{unit}iB{where}")
     if not m:
         raise ValueError(f"{name}: cannot read {value!r} as a size; use bytes with an optional "
                          f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
-    size = Fraction(m.group(1)) * _FACTORS[m.group(2).upper()]
+    size = Fraction(m.group(1)) * _FACTORS[(m.group(2) or "").upper()]
     if size.denominator != 1:
         raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
     return int(size)

@@ -45,8 +45,19 @@
   // The shortest text the package reads back as exactly n bytes ("4K", "3732").
   const sizeText = (n) => (n % GI === 0 ? n / GI + "G" : n % MI === 0 ? n / MI + "M"
     : n % KI === 0 ? n / KI + "K" : String(n));
-  const fmtSize = (n) => (n >= GI ? +(n / GI).toFixed(1) + " GiB" : n >= MI ? +(n / MI).toFixed(1) + " MiB"
-    : n >= KI ? +(n / KI).toFixed(1) + " KiB" : n + " B");
+  // As vsockmodel.model.units.fmt_size: "64 KiB", "3.6 KiB", "100 B".
+  const fmtSize = (n) => {
+    for (const [unit, factor] of [["GiB", GI], ["MiB", MI], ["KiB", KI]]) {
+      if (n >= factor) return (Number.isInteger(n / factor) ? String(n / factor) : (n / factor).toFixed(1)) + " " + unit;
+    }
+    return n + " B";
+  };
+  // For a screen reader, exact: "2 KiB" is 2048 only; 2049 reads "2,049 B (2.0 KiB)".
+  const fmtExact = (n) => {
+    const text = fmtSize(n), [number, unit] = text.split(" ");
+    const factor = { B: 1, KiB: KI, MiB: MI, GiB: GI }[unit];
+    return Number(number) * factor === n ? text : n.toLocaleString("en") + " B (" + text + ")";
+  };
   const STEPS = 16;             // log-scale sliders: 16 positions per doubling
   const toPos = (n) => Math.round(Math.log2(Math.max(1, n)) * STEPS);
   const fromPos = (v) => Math.max(1, Math.round(2 ** (v / STEPS)));
@@ -67,9 +78,10 @@
       else if (k === "matched") state.matched = v === "1";
     }
   }
+  // Anything else stays text, for the API to refuse by name ("host_lock: expected True or False").
   function decodeValue(p, v) {
-    if (p.kind === "bool") return v === "true";
-    if (p.kind === "tristate") return v === "true" ? true : v === "false" ? false : null;
+    if (p.kind === "bool" || p.kind === "tristate") return v === "true" ? true : v === "false" ? false
+      : p.kind === "tristate" && v === "" ? null : v;
     if (v === "" && p.optional) return null;
     return v;
   }
@@ -121,6 +133,7 @@
         root.dataset.ready = "true";
         status(`Live: Python ${m.python} in your browser, ready in ${(m.ms / 1000).toFixed(1)} s.`, false);
         onInput();
+        if (resumeCompare) { resumeCompare = false; compareNow(); }
       } else if (m.op === "result" || m.op === "failed") {
         const job = pending.get(m.id);
         if (m.id === null) { status("The Python runtime failed to start: " + m.error, false, true); return; }
@@ -134,7 +147,9 @@
     worker.postMessage({ op: "init", pyodide: STATIC + "vendor/pyodide/",
                          wheels: DATA.wheels.map((w) => STATIC + "lab/" + w) });
   }
+  let resumeCompare = false;    // a compare cut off by a restart runs again once the worker is back
   function restartWorker() {
+    if ([...pending.values()].some((job) => job.fn === "compare")) resumeCompare = true;
     worker.terminate();
     for (const job of pending.values()) job.reject(new Error("cancelled"));
     pending.clear();
@@ -148,7 +163,7 @@
   function callAt(generation, fn, ...args) {
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, generation, started: performance.now() });
+      pending.set(id, { resolve, reject, generation, fn, started: performance.now() });
       worker.postMessage({ op: "call", id, fn, args });
     });
   }
@@ -184,8 +199,14 @@
   const form = el("form", { class: "lab-controls", onsubmit: (e) => e.preventDefault() });
   const generalError = el("p", { class: "lab-error-text", role: "alert" });
   const modes = el("div", { class: "lab-modes", role: "tablist", "aria-label": "What to do" });
-  const out = el("section", { class: "lab-output", "aria-label": "Results" });
-  root.replaceChildren(statusLine, form, generalError, modes, out);
+  const out = el("section", { class: "lab-output", "aria-label": "Results", id: "lab-results" });
+  const staleNote = el("p", { class: "lab-stale-note", hidden: true,
+    text: "The settings have an error, so nothing was run: the results below are from earlier settings." });
+  // On a phone the results are below a long form: one tap gets there (a button, not
+  // a #link, because the page's #fragment holds the settings).
+  const jump = el("button", { type: "button", class: "lab-button lab-jump", text: "Go to the results ↓",
+                              onclick: () => modes.scrollIntoView({ behavior: "smooth" }) });
+  root.replaceChildren(statusLine, jump, form, generalError, modes, staleNote, out);
   const controls = {};   // name -> {set(value), setError(text), setEnabled(ok, why)}
 
   function fieldRow(p, input, extra) {
@@ -213,7 +234,8 @@
     else { slider.min = lo; slider.max = Math.min(hi, 1e6); slider.step = 1; }
     const fromSlider = (v) => (pow2 ? 2 ** Number(v) : p.log_scale ? Math.min(hi, Math.max(lo, fromPos(Number(v)))) : Number(v));
     const toSlider = (n) => (pow2 ? Math.round(Math.log2(n)) : p.log_scale ? toPos(n) : n);
-    const fmt = (n) => (p.kind === "size" ? fmtSize(n) : String(n));
+    const fmt = (n) => (p.kind === "size" ? fmtExact(n) : String(n));
+    let resolvedValue = null;     // what the API read the current setting as (an optional's default too)
     const optional = p.optional ? el("input", { type: "checkbox", class: "lab-default",
                                                 id: `lab-${p.name}-default` }) : null;
     const wrap = el("span", { class: "lab-size" }, slider, text,
@@ -236,6 +258,8 @@
     if (optional) {
       optional.addEventListener("change", () => {
         text.disabled = slider.disabled = optional.checked;
+        // Unchecked: start from the value the default stood for (exactly), not the slider's rounding.
+        if (!optional.checked && !text.value.trim() && resolvedValue !== null) text.value = sizeText(resolvedValue);
         change(p.name, optional.checked ? null : text.value.trim() || String(fromSlider(slider.value)));
       });
     }
@@ -245,10 +269,15 @@
         const isDefault = v === null || v === undefined;
         if (optional) { optional.checked = isDefault; text.disabled = slider.disabled = isDefault; }
         text.placeholder = isDefault ? "default" : "";
-        if (isDefault) return;
+        if (isDefault) { text.value = ""; return; }
         text.value = typeof v === "number" && p.kind === "size" ? sizeText(v) : String(v);
       },
-      resolved(n) { if (typeof n === "number") showSlider(n); },   // the value the API read
+      resolved(n) {                                                 // the value the API read
+        if (typeof n !== "number") return;
+        resolvedValue = n;
+        showSlider(n);
+        if (optional && optional.checked) text.placeholder = "default: " + fmtSize(n);
+      },
       setError(msg) { error.textContent = msg || ""; text.setAttribute("aria-invalid", msg ? "true" : "false"); },
       setEnabled(ok, reason) {
         text.disabled = slider.disabled = !ok || (optional && optional.checked);
@@ -271,9 +300,17 @@
     });
     return {
       row,
-      set(v) { select.value = p.kind === "tristate" ? (v === null ? "" : String(v)) : v; },
-      resolved() {},
-      setError(msg) { error.textContent = msg || ""; },
+      set(v) {
+        const value = p.kind === "tristate" ? (v === null ? "" : String(v)) : String(v);
+        select.querySelector("option[data-unknown]")?.remove();
+        // A value from a link that is not a choice stays visible, so the API's error about it makes sense.
+        if (![...select.options].some((o) => o.value === value)) {
+          select.append(el("option", { value, text: value + " (not a choice)", "data-unknown": "true" }));
+        }
+        select.value = value;
+      },
+      resolved() { select.querySelector("option[data-unknown]:not(:checked)")?.remove(); },
+      setError(msg) { error.textContent = msg || ""; select.setAttribute("aria-invalid", msg ? "true" : "false"); },
       setEnabled(ok, reason) {
         select.disabled = !ok;
         why.textContent = ok ? "" : "Does nothing here: " + reason;
@@ -285,12 +322,13 @@
   function boolControl(p) {
     const box = el("input", { type: "checkbox", class: "lab-check" });
     const { row, error, why } = fieldRow(p, box);
+    row.classList.add("lab-bool");
     box.addEventListener("change", () => change(p.name, box.checked));
     return {
       row,
-      set(v) { box.checked = !!v; },
+      set(v) { box.checked = v === true; },
       resolved() {},
-      setError(msg) { error.textContent = msg || ""; },
+      setError(msg) { error.textContent = msg || ""; box.setAttribute("aria-invalid", msg ? "true" : "false"); },
       setEnabled(ok, reason) {
         box.disabled = !ok;
         why.textContent = ok ? "" : "Does nothing here: " + reason;
@@ -314,10 +352,19 @@
     };
   }
 
+  // Each group folds. On a phone only the first two start open, so that the
+  // results are not 3,000 px below the top; a group opens itself when one of
+  // its settings is changed by a link or has an error.
+  const narrow = matchMedia("(max-width: 600px)").matches;
+  const groupOf = {};     // parameter name -> {box, count}
   for (const [group, title] of GROUPS) {
     const members = PARAMS.filter((p) => p.group === group);
     if (!members.length) continue;
-    const fs = el("fieldset", { class: "lab-group" }, el("legend", { text: title }));
+    const count = el("span", { class: "lab-group-count" });
+    const fs = el("details", { class: "lab-group", "data-group": group,
+                               open: !narrow || group === "kernel" || group === "workload" },
+                  el("summary", {}, el("span", { class: "lab-group-title", text: title }), count));
+    for (const p of members) groupOf[p.name] = { box: fs, count, members };
     for (const p of members) {
       const c = p.kind === "choice" || p.kind === "tristate" ? choiceControl(p)
         : p.kind === "bool" ? boolControl(p)
@@ -339,6 +386,7 @@
     debounce = setTimeout(onInput, 200);
   }
   function refreshEnabled() {
+    showCounts();
     for (const p of PARAMS) {
       const ok = applies(p, state.values);
       controls[p.name].setEnabled(ok, p.applies.reason);
@@ -347,6 +395,15 @@
   function setAll() {
     for (const p of PARAMS) controls[p.name].set(state.values[p.name]);
     refreshEnabled();
+    for (const p of PARAMS) if (isChanged(p)) groupOf[p.name].box.open = true;
+  }
+  const isChanged = (p) => state.values[p.name] !== p.default && String(state.values[p.name]) !== String(p.default);
+  // "2 changed" beside a group's title, so a folded group still says what it holds.
+  function showCounts() {
+    for (const { count, members } of new Set(Object.values(groupOf))) {
+      const n = members.filter(isChanged).length;
+      count.textContent = n ? ` · ${n} changed` : "";
+    }
   }
 
   let lastValid = null;
@@ -362,6 +419,7 @@
       showError(checked);
       return;
     }
+    markStale(false);
     for (const p of PARAMS) controls[p.name].resolved(checked.params[p.name]);
     lastValid = { config, checked };
     summary.textContent = checked.derived.summary;
@@ -374,10 +432,24 @@
     valid = ok;
     for (const b of [runButton, sweepButton, useA, useB]) b.disabled = !ok;
   }
+  // Every field that is wrong on its own is flagged, and the rule run() names first.
   function showError(res) {
-    if (res.param && controls[res.param]) controls[res.param].setError(res.message);
+    const flagged = new Set();
+    for (const f of res.fields || []) {
+      if (controls[f.param]) { controls[f.param].setError(f.message); flagged.add(f.param); }
+    }
+    if (res.param && controls[res.param]) { if (!flagged.has(res.param)) controls[res.param].setError(res.message); }
     else generalError.textContent = res.message;
-    status("Not run: " + res.message, false, true);
+    if (res.param && groupOf[res.param]) flagged.add(res.param);
+    for (const name of flagged) if (groupOf[name]) groupOf[name].box.open = true;
+    const more = flagged.size > 1 ? ` (${flagged.size} settings need a change)` : "";
+    status("Not run: " + res.message + more, false, true);
+    markStale(true);
+  }
+  // Results that no longer match the settings are dimmed and say so.
+  function markStale(stale) {
+    out.classList.toggle("lab-stale", stale);
+    staleNote.hidden = !stale;
   }
 
   await nextTask();
@@ -410,7 +482,10 @@
   const timelineSlider = el("input", { type: "range", class: "lab-slider", min: "0", max: "0", step: "any",
                                        "aria-label": "timeline window start (µs)" });
   const timelineText = el("p", { class: "lab-alt" });
-  timelineBox.append(el("label", { class: "lab-window" }, "window start (µs) ", timelineSlider),
+  const timelineWindow = el("output", { class: "lab-window-value", for: "lab-timeline-window" });
+  timelineSlider.id = "lab-timeline-window";
+  const windowText = (t0, span) => `${t0.toFixed(0)} µs to ${(t0 + span).toFixed(0)} µs`;
+  timelineBox.append(el("label", { class: "lab-window" }, "window start (µs) ", timelineSlider, timelineWindow),
                      timelineChart, timelineText);
   panels.run.append(summary, runButton, provenance, headline, el("h4", { text: "The RX worker's time" }),
                     workerChart, workerText, timelineBox, commands);
@@ -440,8 +515,10 @@
     headline.append(el("tr", { "data-key": "vhost_no_rx_buf" },
       el("th", { scope: "row", text: "vhost waiting for guest RX buffers" }),
       el("td", { text: (100 * res.vhost_no_rx_buf).toFixed(0) + " % of the run" })));
+    const linked = Object.keys(configOf(state.values)).length > 0;
     provenance.textContent = live
       ? `Live: computed in your browser in ${res.elapsed_ms.toFixed(0)} ms.`
+      : linked ? "Precomputed with CPython for the default settings, not this link's: the live lab runs the link's settings once Python has loaded."
       : "Precomputed with CPython when the book was built (the default settings). The live lab takes over once Python has loaded.";
     provenance.dataset.live = live ? "true" : "false";
     draw(workerChart, res.charts.worker_time);
@@ -475,7 +552,9 @@
     timelineT0 = res.t0_us;
     timelineSlider.max = Math.max(0, res.end_us - res.span_us);
     timelineSlider.value = res.t0_us;
-    timelineSlider.setAttribute("aria-valuetext", res.t0_us.toFixed(0) + " µs");
+    timelineSlider.dataset.span = String(res.span_us);
+    timelineSlider.setAttribute("aria-valuetext", windowText(res.t0_us, res.span_us));
+    timelineWindow.textContent = windowText(res.t0_us, res.span_us);
     draw(timelineChart, res.spec);
     timelineText.textContent = res.text + (res.truncated ? " (The trace was cut short: only the run's first events are shown.)" : "");
   }
@@ -483,6 +562,7 @@
   let timelineDebounce = null;
   timelineSlider.addEventListener("input", () => {
     timelineT0 = Number(timelineSlider.value);      // where the reader wants it, from now on
+    timelineWindow.textContent = windowText(timelineT0, Number(timelineSlider.dataset.span || 0));
     clearTimeout(timelineDebounce);
     timelineDebounce = setTimeout(() => drawTimeline(Number(timelineSlider.value)), 60);
   });
@@ -553,6 +633,7 @@
   const sweepButton = el("button", { type: "button", class: "lab-button", text: "Sweep", onclick: () => sweepNow() });
   const sweepChart = el("div", { class: "lab-chart", "data-chart": "sweep" });
   const sweepText = el("p", { class: "lab-alt" });
+  const sweepNote = el("p", { class: "lab-note", "data-note": "sweep" });
   const sweepProgress = el("progress", { max: String(SCHEMA.sweep_payloads.length), value: "0", class: "lab-progress" });
   panels.sweep.append(
     el("p", { text: `Runs the current settings at ${SCHEMA.sweep_payloads.length} payloads from 64 B to 64 KiB, each with its default length. Where the settings are the series' test bed, its measurements are drawn too.` }),
@@ -560,7 +641,7 @@
       el("label", { for: "lab-matched" }, matchedBox, " recv() size follows the payload (the series' fixed-syscall test)"),
       el("label", { for: "lab-sweep-change" }, changeBox, " the change from A to B (set them under “Compare”)"),
       sweepButton, sweepProgress),
-    sweepChart, sweepText);
+    sweepNote, sweepChart, sweepText);
   matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; state.generation++; writeHash(); });
   changeBox.addEventListener("change", () => { state.generation++; });
   let sweepSeq = 0;
@@ -593,6 +674,7 @@
       if (generation !== state.generation) return sweepStopped(mine);
       draw(sweepChart, chart.spec);
       sweepText.textContent = chart.text;
+      sweepNote.textContent = chart.note || "";
       sweepProgress.value = points.length;
       root.dataset.sweepPoints = String(points.length);
     }
