@@ -314,6 +314,8 @@ def check_navigation(page, layout: str) -> list[str]:
                 problems.append("the close button did not close the chapter drawer")
             if page.locator("#pst-primary-sidebar button.book-drawer-close").count():
                 problems.append("the drawer's close button was left in the sidebar")
+            if not toggle.evaluate("b => b === document.activeElement"):
+                problems.append("closing the drawer did not return focus to ☰")
             toggle.click()
             page.wait_for_function("document.querySelector('#pst-primary-sidebar-modal').open", timeout=3000)
         page.keyboard.press("Escape")

@@ -132,7 +132,7 @@ def test_calibrate_that_cannot_write_is_one_line(monkeypatch, tmp_path, capsys):
     (["compare", "--variants", "p1-p5", "p1-p5", "--a-set", "variant=baseline"],
      "variant: --variants p1-p5 p1-p5 and --a-set variant=baseline both set side A's variant"),
     (["run", "--payload", "-inf"], "payload: cannot read '-inf' as a size"),
-    (["run", "--payload", "-4K"], "payload: -4096 bytes is out of range"),
+    (["run", "--payload", "-4K"], "payload: -4K (-4,096 bytes) is out of range"),
     (["run", "--rx-ring-size", "\u0663"], "rx_ring_size: expected an integer"),
     (["run", "-c"], "-c prints a quiz's answers: use it with --quiz"),
 ])

@@ -47,8 +47,18 @@ def test_check_gives_the_apis_own_message_naming_the_parameter():
 def test_check_flags_every_bad_field_not_only_the_first():
     bad = json.loads(api.check({"payload": "banana", "buffer": 1, "seed": -1, "batch_pkts": 8}))
     assert bad["param"] == "payload"                       # the first, as run() says
-    assert {f["param"] for f in bad["fields"]} == {"payload", "buffer", "seed"}
+    # each value wrong on its own, then a rule among the rest (batch_pkts on a per-packet variant)
+    assert [f["param"] for f in bad["fields"]] == ["payload", "buffer", "seed", "batch_pkts"]
     assert all(f["message"] == _api_error(**{f["param"]: v}) for f, v in zip(bad["fields"], ("banana", 1, -1)))
+    assert bad["fields"][3]["message"] == _api_error(batch_pkts=8)
+    cross = json.loads(api.check({"payload": "banana", "rcvlowat": "300K"}))       # above the buffer
+    assert [f["param"] for f in cross["fields"]] == ["payload", "rcvlowat"]
+
+
+def test_an_out_of_range_size_quotes_what_was_typed():
+    assert json.loads(api.check({"payload": "65M"}))["message"] == (
+        "payload: 65M (68,157,440 bytes) is out of range; allowed [1 B, 64 MiB]")
+    assert json.loads(api.check({"payload": 2049}))["derived"]["summary"].startswith("Each 2,049 B (2.0 KiB) send()")
 
 
 def test_a_ping_pong_sweep_beside_the_measurements_says_the_level_is_not_the_model_s_claim():
@@ -136,7 +146,7 @@ def test_the_timeline_is_the_same_run_traced():
     res = json.loads(api.timeline({"payload": "2K"}))
     assert res["ok"] and res["span_us"] == api.TIMELINE_SPAN_NS / 1000
     rows = res["spec"]["data"]["values"]
-    assert rows and {r["actor"] for r in rows} <= {"RX worker (CPU1)", "reader (CPU0)"}
+    assert rows and {r["row"] for r in rows} <= {"RX worker holds", "RX worker waits", "reader holds", "reader waits"}
     assert all(res["t0_us"] <= r["start"] <= r["end"] <= res["t0_us"] + res["span_us"] for r in rows)
     later = json.loads(api.timeline({"payload": "2K"}, 0))
     assert later["t0_us"] == 0

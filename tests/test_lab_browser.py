@@ -172,6 +172,19 @@ def test_unchecking_a_default_starts_from_exactly_the_value_it_stood_for(lab):
     _wait_run(page, f"r.params.transfer === {default} && r.params.payload === 2048")
     tr.locator("input.lab-default").check()
     page.wait_for_function("!location.hash.includes('transfer=')")
+    # checked again, the default follows the payload: unchecking shows the new one, not the old text
+    text = _field(page, "payload").locator("input.lab-text")
+    text.fill("3000")
+    text.press("Enter")
+    _wait_run(page, "r.params.payload === 3000")
+    tr.locator("input.lab-default").uncheck()
+    now = vm.make_params(payload=3000)[0].transfer_bytes
+    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == now != default
+    _wait_run(page, f"r.params.transfer === {now} && r.params.payload === 3000")
+    tr.locator("input.lab-default").check()
+    text.fill("2K")
+    text.press("Enter")
+    page.wait_for_function("!location.hash.includes('transfer=') && location.hash.includes('payload=2K')")
 
 
 def test_bad_input_shows_the_apis_message_and_runs_nothing(lab):
@@ -255,6 +268,23 @@ def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browse
     assert page.locator(".lab-stale-note").is_visible()
     assert prov.get_attribute("data-live") == "false"          # nothing ran
     assert watch.errors == [] and watch.external == []
+    page.context.close()
+
+
+def test_a_link_s_unknown_names_repeats_and_bad_switches_are_named(browser, site):
+    page, watch = offline_page(browser, site)
+    page.goto(site + "book/lab.html#variant=p1-p3&nosuch=1&payload=8K&payload=16K&mode=bogus&host_lock=1&headroom_check=True")
+    note = page.locator(".lab-link-note")
+    note.wait_for(state="visible")
+    text = note.text_content()
+    for part in ("nosuch: not a setting", "payload is given twice", "mode=bogus: no such mode",
+                 "host_lock=1: use true or false"):
+        assert part in text, (part, text)
+    assert "headroom_check=" not in text                       # True is true, in any case
+    assert "nosuch" not in page.evaluate("location.hash")     # the address keeps what the lab used
+    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    _wait_run(page, "r.params.payload === 8192 && r.params.host_lock === false", timeout=60_000)
+    assert _last_run(page)["params"]["headroom_check"] is True
     page.context.close()
 
 

@@ -394,7 +394,7 @@ def test_following_the_work_errors_leads_to_an_accepted_run(payload, recv_size, 
 
 
 def test_negative_option_values_reach_validation():
-    assert "payload: -4096 bytes is out of range" in cli("run", "--payload", "-4K").stderr
+    assert "payload: -4K (-4,096 bytes) is out of range" in cli("run", "--payload", "-4K").stderr
     assert "payload: cannot read '-inf' as a size" in cli("run", "--payload", "-inf").stderr
 
 

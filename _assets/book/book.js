@@ -262,7 +262,7 @@
   // closed by Esc or a tap outside it. A visible close button says so to a
   // touch reader; it is added while the drawer is open and removed on close,
   // so it never lands in the desktop sidebar.
-  function wireDrawer(id, label) {
+  function wireDrawer(id, label, toggleSelector) {
     var d = document.getElementById(id);
     if (!d || !window.MutationObserver) return;
     var b = document.createElement("button");
@@ -274,15 +274,26 @@
     new MutationObserver(function () {
       if (d.open && b.parentNode !== d) d.insertBefore(b, d.firstChild);
     }).observe(d, { attributes: true, attributeFilter: ["open"] });
-    d.addEventListener("close", function () { b.remove(); });
+    d.addEventListener("close", function () {
+      b.remove();
+      // Back to the button that opened it, so a keyboard reader goes on from
+      // there (the theme's own attempt leaves focus on <body>).
+      setTimeout(function () {
+        if (document.activeElement && document.activeElement !== document.body) return;
+        var toggles = document.querySelectorAll(toggleSelector);
+        for (var i = 0; i < toggles.length; i++) {
+          if (toggles[i].getClientRects().length) { toggles[i].focus(); return; }
+        }
+      }, 0);
+    });
   }
 
   /* ----------------------------------------------------------------- start */
 
   function start() {
     document.documentElement.classList.add("book-js");
-    wireDrawer("pst-primary-sidebar-modal", "Close the chapter list");
-    wireDrawer("pst-secondary-sidebar-modal", "Close the page's contents");
+    wireDrawer("pst-primary-sidebar-modal", "Close the chapter list", ".primary-toggle");
+    wireDrawer("pst-secondary-sidebar-modal", "Close the page's contents", ".secondary-toggle");
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
     if (document.querySelector('script[type="application/vnd.jupyter.widget-view+json"]')) {

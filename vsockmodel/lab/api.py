@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from ..model import schema
 from ..model.params import Params, make_params
-from ..model.units import fmt_size
+from ..model.units import fmt_size, fmt_size_exact
 from ..sim.errors import Deadlock, SimulationLimitExceeded
 from ..sim.run import run as run_model
 from ..sim.trace import busiest_window, lock_spans, shares
@@ -84,15 +84,17 @@ def _derived(p: Params) -> dict:
     return {"packets_per_write": p.packets_per_write, "rx_buf_payload": p.buf_payload,
             "writes": p.writes, "transfer": p.transfer_bytes if p.workload == "stream" else None,
             "headroom_check": p.check_headroom,
-            "summary": (f"Each {fmt_size(p.payload)} send() becomes {p.packets_per_write} guest RX "
+            "summary": (f"Each {fmt_size_exact(p.payload)} send() becomes {p.packets_per_write} guest RX "
                         f"buffer(s) of up to {fmt_size(p.buf_payload)} of payload; "
                         + (f"{p.writes} writes, {fmt_size(p.transfer_bytes)} in all."
                            if p.workload == "stream" else f"{p.requests} round trips."))}
 
 
 def _field_errors(config: dict) -> list[dict]:
-    """Each value that is wrong on its own (its type or range), so that the page
-    can flag every bad field at once, not only the first one run() names."""
+    """Every error in a configuration, one per parameter, so that the page can
+    flag each bad field at once, not only the first one run() names: first the
+    values wrong on their own (type, range), then the rules between parameters
+    (``rcvlowat`` and ``buffer``, say) among the rest, one at a time."""
     errors = []
     for name, value in config.items():
         prm = schema.BY_NAME.get(name)
@@ -102,6 +104,17 @@ def _field_errors(config: dict) -> list[dict]:
             prm.coerce(value)
         except ValueError as exc:
             errors.append({"param": name, "message": str(exc)})
+    rest = {k: v for k, v in config.items() if k in schema.BY_NAME and k not in {e["param"] for e in errors}}
+    for _ in range(len(rest)):            # each pass drops the parameter its error names
+        try:
+            make_params(**rest)
+            break
+        except ValueError as exc:
+            name = str(exc).split(":", 1)[0]
+            if name not in rest:
+                break
+            errors.append({"param": name, "message": str(exc)})
+            del rest[name]
     return errors
 
 

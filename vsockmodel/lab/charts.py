@@ -77,20 +77,25 @@ def worker_time(split: dict) -> dict:
 def lock_timeline(spans: list, t0_ns: float, span_ns: float, shares: dict) -> dict:
     """Who holds the guest socket's lock, and who waits for it, in [t0, t0 + span].
 
-    ``spans`` are ``vsockmodel.sim.trace.Span``; bars are clipped to the window."""
+    One row per actor and state ("RX worker holds", "RX worker waits", ...), so
+    the axis names every bar and no legend has to match a mark: solid bars hold
+    the lock, faded ones wait for it, in the actor's colour. ``spans`` are
+    ``vsockmodel.sim.trace.Span``; bars are clipped to the window."""
     t1_ns = t0_ns + span_ns
-    names = {"worker": "RX worker (CPU1)", "reader": "reader (CPU0)"}
+    actors = {"worker": "RX worker", "reader": "reader"}
+    rows_order = [f"{name} {kind}" for name in actors.values() for kind in ("holds", "waits")]
     rows = []
     for s in spans:
         if s.end_ns < t0_ns or s.start_ns > t1_ns:
             continue
-        rows.append({"actor": names[s.actor], "what": "holds the lock" if s.kind == "holds" else "waits for it",
+        kind = "holds" if s.kind == "holds" else "waits"
+        rows.append({"row": f"{actors[s.actor]} {kind}", "actor": actors[s.actor], "what": kind,
                      "start": max(s.start_ns, t0_ns) / 1000, "end": min(s.end_ns, t1_ns) / 1000})
-    text = (f"Socket lock from {t0_ns / 1000:.1f} to {t1_ns / 1000:.1f} µs: the RX worker holds it "
+    text = (f"Socket lock from {t0_ns / 1000:.1f} to {t1_ns / 1000:.1f} µs: the RX worker (CPU1) holds it "
             f"{_pct(shares['worker holds'])} of the time and waits {_pct(shares['worker waits'])}; "
-            f"the reader holds it {_pct(shares['reader holds'])} and waits "
+            f"the reader (CPU0) holds it {_pct(shares['reader holds'])} and waits "
             f"{_pct(shares['reader waits'])}.")
-    spec = _base(text, 120)
+    spec = _base(text, 140)
     spec.update({
         "data": {"values": rows},
         "mark": {"type": "bar", "tooltip": True, "clip": True},
@@ -98,17 +103,13 @@ def lock_timeline(spans: list, t0_ns: float, span_ns: float, shares: dict) -> di
             "x": {"field": "start", "type": "quantitative", "title": "simulated time (µs)",
                   "scale": {"domain": [t0_ns / 1000, t1_ns / 1000], "nice": False, "zero": False}},
             "x2": {"field": "end"},
-            "y": {"field": "actor", "type": "nominal", "title": None, "sort": list(names.values())},
-            "yOffset": {"field": "what", "type": "nominal", "sort": ["holds the lock", "waits for it"]},
-            "color": {"field": "actor", "type": "nominal", "title": None,
-                      "scale": {"domain": list(names.values()),
+            "y": {"field": "row", "type": "nominal", "title": None, "sort": rows_order,
+                  "scale": {"domain": rows_order}},
+            "color": {"field": "actor", "type": "nominal", "legend": None,
+                      "scale": {"domain": list(actors.values()),
                                 "range": [ACTOR_COLORS["worker"], ACTOR_COLORS["reader"]]}},
-            # Its legend on top (two side by side at the bottom overflow a phone), its
-            # swatches grey (the default is black, unseen on a dark page).
-            "opacity": {"field": "what", "type": "nominal", "title": None,
-                        "scale": {"domain": ["holds the lock", "waits for it"], "range": [1.0, 0.35]},
-                        "legend": {"orient": "top", "symbolType": "square", "symbolFillColor": "#888888",
-                                   "symbolStrokeColor": "#888888"}},
+            "opacity": {"field": "what", "type": "ordinal", "legend": None,
+                        "scale": {"domain": ["holds", "waits"], "range": [1.0, 0.45]}},
         },
     })
     return spec

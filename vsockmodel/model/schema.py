@@ -121,12 +121,17 @@ class Parameter:
             n = parse_size(value, self.name, self.allowed())
         else:
             n = parse_int(value, self.name, self.allowed())
-        return self.check_range(n)
+        return self.check_range(n, value)
 
-    def check_range(self, n: int) -> int:
+    def check_range(self, n: int, given=None) -> int:
+        """``n`` if it is in range; else ValueError quoting the reader's own text
+        ("65M (68,157,440 bytes)") as well as the number."""
         unit = f" {self.unit}" if self.unit else ""
         if n < self.lo or (self.hi is not None and n > self.hi):
-            raise ValueError(f"{self.name}: {n}{unit} is out of range; allowed {self.allowed()}")
+            what = f"{n:,}{unit}"
+            if isinstance(given, str) and given.strip() != str(n):
+                what = f"{given.strip()} ({what})"
+            raise ValueError(f"{self.name}: {what} is out of range; allowed {self.allowed()}")
         if self.power_of_two and n & (n - 1):
             raise ValueError(f"{self.name}: {n} is not a power of two; allowed {self.allowed()}")
         return n

@@ -107,3 +107,12 @@ def parse_number(value, name: str, lo: float, hi: float, allowed: str) -> float:
             or not lo <= float(value) <= hi):
         raise ValueError(f"{name}: expected a number in {allowed}, got {value!r}")
     return float(value)
+
+
+def fmt_size_exact(n: int) -> str:
+    """``fmt_size`` where it is exact ("2 KiB", "1.5 KiB"), else the bytes too:
+    2049 -> "2,049 B (2.0 KiB)". For text that says what a run used."""
+    text = fmt_size(n)
+    number, unit = text.split()
+    factor = {"B": 1, "KiB": KiB, "MiB": MiB, "GiB": GiB}[unit]
+    return text if float(number) * factor == n else f"{n:,} B ({text})"

@@ -68,20 +68,38 @@
   const state = { values: {}, a: null, b: null, mode: "run", generation: 0, ready: false };
   for (const p of PARAMS) state.values[p.name] = p.default;
 
+  // What a link gets wrong is said, naming it (and ignored): an unknown name, a
+  // name given twice, a mode or a switch value that does not exist. Sizes and
+  // numbers go to the API as text, which refuses them by name.
+  const MODES = ["run", "compare", "sweep", "problems"];
+  const linkProblems = [];
   function readHash() {
     const h = new URLSearchParams(location.hash.slice(1));
+    const seen = new Set();
     for (const [k, v] of h) {
-      if (k in BY_NAME) state.values[k] = decodeValue(BY_NAME[k], v);
-      else if (k === "mode" && ["run", "compare", "sweep", "problems"].includes(v)) state.mode = v;
-      else if (k === "qchapter" || k === "qseed") state[k] = v;
-      else if (k === "a" || k === "b") { try { state[k] = JSON.parse(v); } catch (e) { /* ignore */ } }
-      else if (k === "matched") state.matched = v === "1";
+      if (seen.has(k)) { linkProblems.push(`${k} is given twice; the first value is used`); continue; }
+      seen.add(k);
+      if (k in BY_NAME) {
+        const value = decodeValue(BY_NAME[k], v);
+        if (value === undefined) linkProblems.push(`${k}=${v}: ${BY_NAME[k].kind === "tristate"
+          ? "use true, false, or nothing for the variant's default" : "use true or false"}`);
+        else state.values[k] = value;
+      } else if (k === "mode") {
+        if (MODES.includes(v)) state.mode = v;
+        else linkProblems.push(`mode=${v}: no such mode; one of ${MODES.join(", ")}`);
+      } else if (k === "qchapter" || k === "qseed") state[k] = v;
+      else if (k === "a" || k === "b") {
+        try { state[k] = JSON.parse(v); } catch (e) { linkProblems.push(`${k}: not a configuration`); }
+      } else if (k === "matched") state.matched = v === "1";
+      else linkProblems.push(`${k}: not a setting of the lab (it has ${PARAMS.map((p) => p.name).join(", ")})`);
     }
   }
-  // Anything else stays text, for the API to refuse by name ("host_lock: expected True or False").
+  // undefined: not a value this parameter can take from a link.
   function decodeValue(p, v) {
-    if (p.kind === "bool" || p.kind === "tristate") return v === "true" ? true : v === "false" ? false
-      : p.kind === "tristate" && v === "" ? null : v;
+    if (p.kind === "bool" || p.kind === "tristate") {
+      const word = v.toLowerCase();
+      return word === "true" ? true : word === "false" ? false : p.kind === "tristate" && v === "" ? null : undefined;
+    }
     if (v === "" && p.optional) return null;
     return v;
   }
@@ -206,7 +224,8 @@
   // a #link, because the page's #fragment holds the settings).
   const jump = el("button", { type: "button", class: "lab-button lab-jump", text: "Go to the results ↓",
                               onclick: () => modes.scrollIntoView({ behavior: "smooth" }) });
-  root.replaceChildren(statusLine, jump, form, generalError, modes, staleNote, out);
+  const linkNote = el("p", { class: "lab-link-note lab-error-text", role: "alert", hidden: true });
+  root.replaceChildren(statusLine, linkNote, jump, form, generalError, modes, staleNote, out);
   const controls = {};   // name -> {set(value), setError(text), setEnabled(ok, why)}
 
   function fieldRow(p, input, extra) {
@@ -234,7 +253,7 @@
     else { slider.min = lo; slider.max = Math.min(hi, 1e6); slider.step = 1; }
     const fromSlider = (v) => (pow2 ? 2 ** Number(v) : p.log_scale ? Math.min(hi, Math.max(lo, fromPos(Number(v)))) : Number(v));
     const toSlider = (n) => (pow2 ? Math.round(Math.log2(n)) : p.log_scale ? toPos(n) : n);
-    const fmt = (n) => (p.kind === "size" ? fmtExact(n) : String(n));
+    const fmt = (n) => (p.kind === "size" ? fmtExact(n) : p.unit ? `${n} ${p.unit}` : String(n));
     let resolvedValue = null;     // what the API read the current setting as (an optional's default too)
     const optional = p.optional ? el("input", { type: "checkbox", class: "lab-default",
                                                 id: `lab-${p.name}-default` }) : null;
@@ -258,8 +277,10 @@
     if (optional) {
       optional.addEventListener("change", () => {
         text.disabled = slider.disabled = optional.checked;
-        // Unchecked: start from the value the default stood for (exactly), not the slider's rounding.
-        if (!optional.checked && !text.value.trim() && resolvedValue !== null) text.value = sizeText(resolvedValue);
+        // Unchecked: start from the value the default stands for now (exactly), not
+        // the slider's rounding or a value typed before the box was last checked.
+        if (optional.checked) text.value = "";
+        else if (resolvedValue !== null) text.value = sizeText(resolvedValue);
         change(p.name, optional.checked ? null : text.value.trim() || String(fromSlider(slider.value)));
       });
     }
@@ -276,7 +297,7 @@
         if (typeof n !== "number") return;
         resolvedValue = n;
         showSlider(n);
-        if (optional && optional.checked) text.placeholder = "default: " + fmtSize(n);
+        if (optional && optional.checked) text.placeholder = fmtSize(n);   // "default" is the box's label
       },
       setError(msg) { error.textContent = msg || ""; text.setAttribute("aria-invalid", msg ? "true" : "false"); },
       setEnabled(ok, reason) {
@@ -348,7 +369,7 @@
       row, resolved() {},
       set(v) { text.value = String(v); },
       setError(msg) { error.textContent = msg || ""; text.setAttribute("aria-invalid", msg ? "true" : "false"); },
-      setEnabled(ok, reason) { text.disabled = !ok; why.textContent = ok ? "" : reason; },
+      setEnabled(ok, reason) { text.disabled = !ok; why.textContent = ok ? "" : "Does nothing here: " + reason; },
     };
   }
 
@@ -583,7 +604,7 @@
     el("p", { text: "Set the controls and press “Use as A”; change them and press “Use as B”. Both run with the same seeds, one pair per seed, as the series ran its AB/BA pairs." }),
     el("div", { class: "lab-row" },
       useA, useB,
-      el("label", { for: "lab-pairs", text: "pairs (seeds) " }), nSelect, compareButton),
+      el("label", { for: "lab-pairs" }, "pairs (seeds) ", nSelect), compareButton),
     abSummary, compareResult, compareChart, compareText, compareCommands);
   function describeSide(cfg) {
     const keys = Object.keys(cfg);
@@ -802,6 +823,12 @@
 
   // ---- start ------------------------------------------------------------------------------------------
   readHash();
+  if (linkProblems.length) {
+    linkNote.replaceChildren(el("strong", { text: "This link has settings the lab cannot use (left at their defaults): " }),
+                             linkProblems.join("; ") + ".");
+    linkNote.hidden = false;
+    writeHash();                 // the address keeps only what the lab used
+  }
   setAll();
   qChapter.value = state.qchapter || "1";     // a link's #qchapter=..&qseed=.. (the panel was built before readHash)
   qSeed.value = state.qseed || "1";
