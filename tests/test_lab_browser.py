@@ -325,6 +325,8 @@ def test_compare_gives_the_paired_change(lab):
     expected = vm.compare("baseline", "p1-p5", replications=3, payload=256)
     assert math.isclose(float(result.get_attribute("data-change")), expected.change_pct, rel_tol=1e-9)
     assert "B against A" in result.text_content()
+    # drawn by the render worker after the numbers arrive: wait for it, not a moment
+    page.wait_for_selector(".lab-chart[data-chart=compare] svg", timeout=30_000)
     assert page.locator(".lab-chart[data-chart=compare] svg").count() == 1
 
 
@@ -338,6 +340,7 @@ def test_a_sweep_draws_point_by_point_with_the_measurements(lab):
     spec = json.loads(page.locator(".lab-chart[data-chart=sweep]").get_attribute("data-spec"))
     series = {row["series"] for rows in spec["datasets"].values() for row in rows}
     assert "measured, v1" in series                      # p1-p5 on the test bed
+    page.wait_for_selector(".lab-chart[data-chart=sweep] svg", timeout=30_000)
     assert page.locator(".lab-chart[data-chart=sweep] svg").count() == 1
 
 
