@@ -318,6 +318,8 @@ def test_compare_gives_the_paired_change(lab):
     _field(page, "variant").locator("select").select_option("p1-p5")
     page.wait_for_timeout(400)
     page.get_by_role("button", name="Use as B").click()
+    # buffer was typed as "256K" earlier in the module: the default, so neither side names it
+    assert "buffer" not in page.locator(".lab-ab").text_content()
     page.locator("#lab-pairs").select_option("3")
     page.get_by_role("button", name="Compare", exact=True).click()
     result = page.locator(".lab-change:not([role=status])")   # the problems pane has its own

@@ -612,7 +612,12 @@
   }
   function setSide(side) {
     if (!valid) return;
-    state[side] = configOf(state.values);
+    const config = configOf(state.values);
+    // A value typed as text that is the default ("256K" for buffer) is the default: leave it out.
+    if (lastValid && JSON.stringify(lastValid.config) === JSON.stringify(config)) {
+      for (const k of Object.keys(config)) if (lastValid.checked.params[k] === BY_NAME[k].default) delete config[k];
+    }
+    state[side] = config;
     if (side === "b") delete state.b.seed;       // the pairs use A's seeds
     writeHash();
     showSides();
