@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -93,12 +94,21 @@ def book_pages() -> list[str]:
     return [f"{name}.html" for name in toc_docnames()] + ["genindex.html", "search.html"]
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A browser that closes a page mid-response (a test moving on) is no error."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
     """Serve ``root`` on 127.0.0.1 (random port), as the workshop bundle's
     serve.py does (vsockmodel.bookkit.serve); yields the base URL."""
     Handler = handler_for(root)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _QuietServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
