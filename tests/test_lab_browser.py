@@ -168,19 +168,18 @@ def test_unchecking_a_default_starts_from_exactly_the_value_it_stood_for(lab):
     tr = _field(page, "transfer")
     default = vm.make_params(payload=2048)[0].transfer_bytes
     tr.locator("input.lab-default").uncheck()
-    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == default
     _wait_run(page, f"r.params.transfer === {default} && r.params.payload === 2048")
+    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == default
     tr.locator("input.lab-default").check()
     page.wait_for_function("!location.hash.includes('transfer=')")
     # checked again, the default follows the payload: unchecking shows the new one, not the old text
     text = _field(page, "payload").locator("input.lab-text")
     text.fill("3000")
     text.press("Enter")
-    _wait_run(page, "r.params.payload === 3000")
-    tr.locator("input.lab-default").uncheck()
+    tr.locator("input.lab-default").uncheck()       # at once: before the new payload's check returns
     now = vm.make_params(payload=3000)[0].transfer_bytes
-    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == now != default
     _wait_run(page, f"r.params.transfer === {now} && r.params.payload === 3000")
+    assert vm.parse_size(tr.locator("input.lab-text").input_value()) == now != default
     tr.locator("input.lab-default").check()
     text.fill("2K")
     text.press("Enter")
@@ -257,9 +256,9 @@ def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browse
     page.goto(site + "book/lab.html#variant=bogus&payload=banana&buffer=1")
     prov = page.locator(".lab-provenance")
     assert "not this link's" in prov.text_content()            # the precomputed run is the defaults'
-    assert page.locator('.lab-field[data-param="variant"] select').input_value() == "bogus"
+    assert "variant=bogus: not one of" in page.locator(".lab-link-note").text_content()
     page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
-    for name, value in (("variant", "bogus"), ("payload", "banana"), ("buffer", 1)):
+    for name, value in (("payload", "banana"), ("buffer", 1)):
         err = _field(page, name).locator(".lab-field-error")
         err.wait_for(state="visible", timeout=30_000)
         with pytest.raises(ValueError) as exc:
@@ -273,18 +272,25 @@ def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browse
 
 def test_a_link_s_unknown_names_repeats_and_bad_switches_are_named(browser, site):
     page, watch = offline_page(browser, site)
-    page.goto(site + "book/lab.html#variant=p1-p3&nosuch=1&payload=8K&payload=16K&mode=bogus&host_lock=1&headroom_check=True")
+    page.goto(site + "book/lab.html#variant=p1-p3&nosuch=1&payload=8K&payload=16K&mode=bogus&host_lock=1&headroom_check=True&a=5")
     note = page.locator(".lab-link-note")
     note.wait_for(state="visible")
     text = note.text_content()
-    for part in ("nosuch: not a setting", "payload is given twice", "mode=bogus: no such mode",
-                 "host_lock=1: use true or false"):
+    for part in ("nosuch: not a setting", "payload is given twice; the first value is used",
+                 "mode=bogus: no such mode", "host_lock=1: use true or false", "a: not a configuration"):
         assert part in text, (part, text)
     assert "headroom_check=" not in text                       # True is true, in any case
     assert "nosuch" not in page.evaluate("location.hash")     # the address keeps what the lab used
     page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
     _wait_run(page, "r.params.payload === 8192 && r.params.host_lock === false", timeout=60_000)
     assert _last_run(page)["params"]["headroom_check"] is True
+    # a setting put back to its default, typed as text, is the default: not "changed", not in the address
+    buffer = _field(page, "buffer").locator("input.lab-text")
+    buffer.fill("256K")
+    buffer.press("Enter")
+    page.wait_for_function("!location.hash.includes('buffer')")
+    assert "changed" not in page.locator('details[data-group="socket"] summary').text_content()
+    assert not page.locator(".lab-link-note").is_visible()      # the address now says what is used
     page.context.close()
 
 
@@ -372,6 +378,34 @@ def test_settings_with_an_error_sweep_nothing_and_cannot_be_used_as_a_or_b(lab):
     t.fill("4K")
     t.press("Enter")
     page.wait_for_function(f"!Object.values(({disabled})()).some(Boolean)", timeout=15_000)
+    # in any mode, the error leaves the status line once the settings are right again
+    page.wait_for_function("!document.querySelector('.lab-status').textContent.startsWith('Not run')",
+                           timeout=15_000)
+
+
+def test_the_modes_are_a_tab_list_the_arrows_move_along(lab):
+    page, _ = lab
+    page.locator(".lab-tab[data-mode=run]").click()
+    page.locator(".lab-tab[data-mode=run]").focus()
+    page.keyboard.press("ArrowRight")
+    assert page.locator(".lab-tab[data-mode=compare]").get_attribute("aria-selected") == "true"
+    assert page.locator("#lab-panel-compare").is_visible() and not page.locator("#lab-panel-run").is_visible()
+    page.keyboard.press("ArrowLeft")
+    assert page.locator(".lab-tab[data-mode=run]").get_attribute("aria-selected") == "true"
+
+
+def test_a_default_s_placeholder_is_the_summary_s_size(lab):
+    page, _ = lab
+    text = _field(page, "payload").locator("input.lab-text")
+    text.fill("100")
+    text.press("Enter")
+    _wait_run(page, "r.params.payload === 100")
+    transfer = vm.make_params(payload=100)[0].transfer_bytes          # 800,000 B: 781.25 KiB, a tie
+    assert _field(page, "transfer").locator("input.lab-text").get_attribute("placeholder") == fmt_size(transfer)
+    assert fmt_size(transfer) in page.locator(".lab-summary").text_content()
+    text.fill("4K")
+    text.press("Enter")
+    _wait_run(page, "r.params.payload === 4096")
 
 
 def test_a_stale_long_run_is_cancelled(lab):

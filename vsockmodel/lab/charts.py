@@ -143,8 +143,13 @@ def sweep(points: list[dict], label: str, metric: str, unit: str, measured: list
     done = ", ".join(f"{fmt_size(p['payload'])} {p['value']:.3g}" for p in points)
     text = f"{metric} ({unit}) against payload, model, {label}: {done or 'no point yet'}."
     if meas:
-        text += " Measured: " + ", ".join(f"{m['source']} {fmt_size(m['payload'])} {m['value']:.3g}"
-                                          for m in meas) + "."
+        by_source: dict[str, list[dict]] = {}
+        for m in meas:
+            by_source.setdefault(m["source"], []).append(m)
+        # "measured, v1: 64 B 224, 256 B 222; measured, v2: ..."
+        said = "; ".join(f"{source}: " + ", ".join(f"{fmt_size(m['payload'])} {m['value']:.3g}" for m in rows)
+                         for source, rows in by_source.items())
+        text += f" {said[0].upper()}{said[1:]}."
     series = [f"model: {label}"] + sorted({m["series"] for m in meas})
     # No black: the figures have no background, and black vanishes on a dark page.
     palette = [COLORS["blue"], COLORS["reddish_purple"], COLORS["orange"], COLORS["bluish_green"]]

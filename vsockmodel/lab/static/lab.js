@@ -46,9 +46,15 @@
   const sizeText = (n) => (n % GI === 0 ? n / GI + "G" : n % MI === 0 ? n / MI + "M"
     : n % KI === 0 ? n / KI + "K" : String(n));
   // As vsockmodel.model.units.fmt_size: "64 KiB", "3.6 KiB", "100 B".
+  // One decimal, ties to even as Python's format rounds them (781.25 -> "781.2").
+  const oneDecimal = (x) => {
+    const tenths = x * 10, floor = Math.floor(tenths);
+    const r = tenths - floor === 0.5 ? (floor % 2 === 0 ? floor : floor + 1) : Math.round(tenths);
+    return (r / 10).toFixed(1);
+  };
   const fmtSize = (n) => {
     for (const [unit, factor] of [["GiB", GI], ["MiB", MI], ["KiB", KI]]) {
-      if (n >= factor) return (Number.isInteger(n / factor) ? String(n / factor) : (n / factor).toFixed(1)) + " " + unit;
+      if (n >= factor) return (Number.isInteger(n / factor) ? String(n / factor) : oneDecimal(n / factor)) + " " + unit;
     }
     return n + " B";
   };
@@ -80,18 +86,25 @@
       if (seen.has(k)) { linkProblems.push(`${k} is given twice; the first value is used`); continue; }
       seen.add(k);
       if (k in BY_NAME) {
-        const value = decodeValue(BY_NAME[k], v);
-        if (value === undefined) linkProblems.push(`${k}=${v}: ${BY_NAME[k].kind === "tristate"
-          ? "use true, false, or nothing for the variant's default" : "use true or false"}`);
-        else state.values[k] = value;
+        const p = BY_NAME[k], value = decodeValue(p, v);
+        if (value === undefined) linkProblems.push(`${k}=${v}: ${p.kind === "tristate"
+          ? "use true, false, or nothing for the variant's default" : "use true or false"}; left at the default`);
+        else if (p.kind === "choice" && !p.choices.includes(value)) {
+          linkProblems.push(`${k}=${v}: not one of ${p.choices.join(", ")}; left at the default`);
+        } else state.values[k] = value;
       } else if (k === "mode") {
         if (MODES.includes(v)) state.mode = v;
-        else linkProblems.push(`mode=${v}: no such mode; one of ${MODES.join(", ")}`);
+        else linkProblems.push(`mode=${v}: no such mode (${MODES.join(", ")}); one run shown`);
       } else if (k === "qchapter" || k === "qseed") state[k] = v;
       else if (k === "a" || k === "b") {
-        try { state[k] = JSON.parse(v); } catch (e) { linkProblems.push(`${k}: not a configuration`); }
+        let side = null;
+        try { side = JSON.parse(v); } catch (e) { /* said below */ }
+        const isConfig = side && typeof side === "object" && !Array.isArray(side)
+          && Object.keys(side).every((name) => name in BY_NAME);
+        if (isConfig) state[k] = side;
+        else linkProblems.push(`${k}: not a configuration of the lab's settings; ${k.toUpperCase()} not set`);
       } else if (k === "matched") state.matched = v === "1";
-      else linkProblems.push(`${k}: not a setting of the lab (it has ${PARAMS.map((p) => p.name).join(", ")})`);
+      else linkProblems.push(`${k}: not a setting of the lab (it has ${PARAMS.map((p) => p.name).join(", ")}); ignored`);
     }
   }
   // undefined: not a value this parameter can take from a link.
@@ -223,7 +236,10 @@
   // On a phone the results are below a long form: one tap gets there (a button, not
   // a #link, because the page's #fragment holds the settings).
   const jump = el("button", { type: "button", class: "lab-button lab-jump", text: "Go to the results ↓",
-                              onclick: () => modes.scrollIntoView({ behavior: "smooth" }) });
+                              onclick: () => {
+                                modes.scrollIntoView({ behavior: "smooth" });
+                                modes.querySelector("[aria-selected=true]")?.focus({ preventScroll: true });
+                              } });
   const linkNote = el("p", { class: "lab-link-note lab-error-text", role: "alert", hidden: true });
   root.replaceChildren(statusLine, linkNote, jump, form, generalError, modes, staleNote, out);
   const controls = {};   // name -> {set(value), setError(text), setEnabled(ok, why)}
@@ -275,13 +291,21 @@
     text.addEventListener("change", commit);
     text.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); commit(); } });
     if (optional) {
-      optional.addEventListener("change", () => {
+      optional.addEventListener("change", async () => {
         text.disabled = slider.disabled = optional.checked;
-        // Unchecked: start from the value the default stands for now (exactly), not
-        // the slider's rounding or a value typed before the box was last checked.
-        if (optional.checked) text.value = "";
-        else if (resolvedValue !== null) text.value = sizeText(resolvedValue);
-        change(p.name, optional.checked ? null : text.value.trim() || String(fromSlider(slider.value)));
+        if (optional.checked) { text.value = ""; change(p.name, null); return; }
+        // Unchecked: start from exactly the value the default stands for with the
+        // settings as they are now (asked of the API, in order after any pending
+        // change), not the slider's rounding or an earlier setting's default.
+        text.value = "";
+        if (!state.ready) return;
+        let res;
+        try { res = await call("check", configOf({ ...state.values, [p.name]: null })); } catch (e) { return; }
+        if (optional.checked || text.value.trim()) return;            // the reader got there first
+        if (res.ok && typeof res.params[p.name] === "number") {
+          text.value = sizeText(res.params[p.name]);
+          change(p.name, text.value);
+        }
       });
     }
     return {
@@ -399,6 +423,7 @@
   // ---- input, validation ------------------------------------------------------------------------
   let debounce = null;
   function change(name, value) {
+    linkNote.hidden = true;      // the address now says what the lab uses
     state.values[name] = value;
     state.generation++;          // what is running now no longer matches the settings
     refreshEnabled();
@@ -442,9 +467,19 @@
     }
     markStale(false);
     for (const p of PARAMS) controls[p.name].resolved(checked.params[p.name]);
-    lastValid = { config, checked };
+    // A value that reads as the default ("256K" for buffer) is the default: not
+    // "changed", and not in the address.
+    for (const p of PARAMS) {
+      if (p.default !== null && state.values[p.name] !== p.default && checked.params[p.name] === p.default) {
+        state.values[p.name] = p.default;
+      }
+    }
+    showCounts();
+    writeHash();
+    lastValid = { config: configOf(state.values), checked };
     summary.textContent = checked.derived.summary;
     if (state.mode === "run") runNow();
+    else status("Settings checked: ready.", false);
     if (state.mode === "problems" && !problem && state.qseed) showProblem();
   }
   // Settings with an error run nothing: Run, Sweep and "Use as A/B" wait for a valid set.
@@ -479,13 +514,31 @@
   for (const [mode, label] of [["run", "One run"], ["compare", "Compare A and B"], ["sweep", "Sweep the payload"],
                                 ["problems", "Problems"]]) {
     const tab = el("button", { type: "button", role: "tab", class: "lab-tab", "data-mode": mode, text: label,
-                               onclick: () => { state.mode = mode; writeHash(); showMode(); onInput(); } });
+                               id: `lab-tab-${mode}`, "aria-controls": `lab-panel-${mode}`,
+                               onclick: () => selectMode(mode) });
     modes.append(tab);
-    panels[mode] = el("div", { class: "lab-panel", role: "tabpanel", "data-mode": mode });
+    panels[mode] = el("div", { class: "lab-panel", role: "tabpanel", "data-mode": mode, id: `lab-panel-${mode}`,
+                               "aria-labelledby": `lab-tab-${mode}` });
     out.append(panels[mode]);
   }
+  function selectMode(mode) { state.mode = mode; writeHash(); showMode(); onInput(); }
+  // A tab list: arrows, Home and End move between the modes; Tab goes to the panel.
+  modes.addEventListener("keydown", (e) => {
+    const tabs = [...modes.children], i = tabs.indexOf(document.activeElement);
+    if (i < 0) return;
+    const j = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+    if (j === undefined) return;
+    e.preventDefault();
+    const next = tabs[(j + tabs.length) % tabs.length];
+    next.focus();
+    selectMode(next.dataset.mode);
+  });
   function showMode() {
-    for (const tab of modes.children) tab.setAttribute("aria-selected", String(tab.dataset.mode === state.mode));
+    for (const tab of modes.children) {
+      const selected = tab.dataset.mode === state.mode;
+      tab.setAttribute("aria-selected", String(selected));
+      tab.tabIndex = selected ? 0 : -1;
+    }
     for (const [mode, panel] of Object.entries(panels)) panel.hidden = mode !== state.mode;
   }
 
@@ -829,7 +882,7 @@
   // ---- start ------------------------------------------------------------------------------------------
   readHash();
   if (linkProblems.length) {
-    linkNote.replaceChildren(el("strong", { text: "This link has settings the lab cannot use (left at their defaults): " }),
+    linkNote.replaceChildren(el("strong", { text: "This link has settings the lab cannot use: " }),
                              linkProblems.join("; ") + ".");
     linkNote.hidden = false;
     writeHash();                 // the address keeps only what the lab used
