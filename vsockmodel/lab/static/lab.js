@@ -270,7 +270,6 @@
     const fromSlider = (v) => (pow2 ? 2 ** Number(v) : p.log_scale ? Math.min(hi, Math.max(lo, fromPos(Number(v)))) : Number(v));
     const toSlider = (n) => (pow2 ? Math.round(Math.log2(n)) : p.log_scale ? toPos(n) : n);
     const fmt = (n) => (p.kind === "size" ? fmtExact(n) : p.unit ? `${n} ${p.unit}` : String(n));
-    let resolvedValue = null;     // what the API read the current setting as (an optional's default too)
     const optional = p.optional ? el("input", { type: "checkbox", class: "lab-default",
                                                 id: `lab-${p.name}-default` }) : null;
     const wrap = el("span", { class: "lab-size" }, slider, text,
@@ -319,7 +318,6 @@
       },
       resolved(n) {                                                 // the value the API read
         if (typeof n !== "number") return;
-        resolvedValue = n;
         showSlider(n);
         if (optional && optional.checked) text.placeholder = fmtSize(n);   // "default" is the box's label
       },
