@@ -477,7 +477,8 @@
     lastValid = { config: configOf(state.values), checked };
     summary.textContent = checked.derived.summary;
     if (state.mode === "run") runNow();
-    else status("Settings checked: ready.", false);
+    // Elsewhere only an error leaves the status line: "Sweep stopped: ..." stays.
+    else if (statusLine.classList.contains("lab-error")) status("Settings checked: ready.", false);
     if (state.mode === "problems" && !problem && state.qseed) showProblem();
   }
   // Settings with an error run nothing: Run, Sweep and "Use as A/B" wait for a valid set.
