@@ -52,14 +52,18 @@ def _json(value) -> str:
     return json.dumps(value, allow_nan=False)
 
 
-def _error(exc: Exception) -> str:
+def _refusal(exc: Exception, **extra) -> dict:
     """The API's message, and the parameter it names ("payload: ..."), if any."""
     message = str(exc)
     head = message.split(":", 1)[0]
     param = head if head in schema.BY_NAME or head in ("replications", "a", "b", "chapter", "answer") else None
     if isinstance(exc, (SimulationLimitExceeded, Deadlock)):
         message, param = f"run stopped: {message}", None
-    return _json({"ok": False, "param": param, "message": message})
+    return {"ok": False, "param": param, "message": message, **extra}
+
+
+def _error(exc: Exception) -> str:
+    return _json(_refusal(exc))
 
 
 def _config(config) -> dict:
@@ -110,7 +114,7 @@ def _field_errors(config: dict) -> list[dict]:
             make_params(**rest)
             break
         except ValueError as exc:
-            name = str(exc).split(":", 1)[0]
+            name = _refusal(exc)["param"]
             if name not in rest:
                 break
             errors.append({"param": name, "message": str(exc)})
@@ -122,14 +126,12 @@ def check(config) -> str:
     """Validate a configuration as ``vsockmodel.run`` would, without running it.
 
     An error names the first problem, as run() does, and ``fields`` lists every
-    value that is wrong on its own."""
+    parameter with an error (``_field_errors``)."""
     config = _config(config)
     try:
         p, _ = make_params(**config)
     except ValueError as exc:
-        reply = json.loads(_error(exc))
-        reply["fields"] = _field_errors(config)
-        return _json(reply)
+        return _json(_refusal(exc, fields=_field_errors(config)))
     return _json({"ok": True, "params": p.to_dict(), "derived": _derived(p)})
 
 

@@ -343,16 +343,8 @@
     });
     return {
       row,
-      set(v) {
-        const value = p.kind === "tristate" ? (v === null ? "" : String(v)) : String(v);
-        select.querySelector("option[data-unknown]")?.remove();
-        // A value from a link that is not a choice stays visible, so the API's error about it makes sense.
-        if (![...select.options].some((o) => o.value === value)) {
-          select.append(el("option", { value, text: value + " (not a choice)", "data-unknown": "true" }));
-        }
-        select.value = value;
-      },
-      resolved() { select.querySelector("option[data-unknown]:not(:checked)")?.remove(); },
+      set(v) { select.value = p.kind === "tristate" ? (v === null ? "" : String(v)) : v; },
+      resolved() {},
       setError(msg) { error.textContent = msg || ""; select.setAttribute("aria-invalid", msg ? "true" : "false"); },
       setEnabled(ok, reason) {
         select.disabled = !ok;
@@ -664,12 +656,7 @@
   }
   function setSide(side) {
     if (!valid) return;
-    const config = configOf(state.values);
-    // A value typed as text that is the default ("256K" for buffer) is the default: leave it out.
-    if (lastValid && JSON.stringify(lastValid.config) === JSON.stringify(config)) {
-      for (const k of Object.keys(config)) if (lastValid.checked.params[k] === BY_NAME[k].default) delete config[k];
-    }
-    state[side] = config;
+    state[side] = configOf(state.values);   // a default typed as text was made the default when checked
     if (side === "b") delete state.b.seed;       // the pairs use A's seeds
     writeHash();
     showSides();
