@@ -147,6 +147,21 @@ def test_each_table_is_scored_on_its_own_seeds():
     assert validate.table_seeds("v1_all_fixed64k") == validate.SEEDS
 
 
+def test_a_64k_write_read_by_write_size_reuses_the_fixed_64k_run(monkeypatch):
+    # recv(64 KiB) is both receivers at 64 KiB: validate runs it once and gives
+    # both configurations the same values; every other configuration runs.
+    ran = []
+    real = validate._run_one
+    monkeypatch.setattr(validate, "_run_one", lambda task: ran.append(task[0]) or real(task))
+    pred = validate.predict(seeds=(1,), jobs=1, packets=300,
+                            tables=("v1_all_fixed64k", "v1_all_fixedsyscall"))
+    for v in ("baseline", "p1-p5"):
+        fixed, matched = (pred[validate.Config(v, 65536, r)] for r in ("fixed64k", "fixedsyscall"))
+        assert fixed["per_seed"] == matched["per_seed"] and "recv_per_write" in matched["per_seed"]
+    assert len(ran) == len(set(ran)) == 2 * (2 * len(validate.PAYLOADS) - 1)
+    assert validate.Config("baseline", 65536, "fixedsyscall") not in ran
+
+
 def test_validation_can_score_a_few_tables_and_refuses_unknown_ones():
     from vsockmodel.study import validate
 

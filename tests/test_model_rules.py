@@ -277,6 +277,67 @@ def test_a_vhost_run_stops_at_vhost_exceeds_weight(n, size, stop):
     assert sum(pkt.len for _, pkt in list(vq.used)[:-1]) < kernel.VHOST_VSOCK_WEIGHT
 
 
+def test_a_vhost_run_ends_at_head_equals_num_when_the_ring_runs_out():
+    # vhost_get_vq_desc() returns vq->num when the guest has posted no buffer:
+    # the skb goes back to the head of send_pkt_queue, notification is
+    # re-enabled, and the run ends with one vhost_signal() for what it filled.
+    from vsockmodel.sim.host import HostSkb
+    vhost, vq = vhost_alone()
+    vq.avail = 5
+    for i in range(8):
+        vhost.vhost_transport_send_pkt(0.0, HostSkb(256, i))
+    drain(vhost.vhost_transport_do_send_pkt())
+    stats = vhost.stats
+    assert len(vq.used) == 5 and len(vhost.send_pkt_queue) == 3 and vhost.worker.signals == 1
+    assert vq.vhost_notify
+    assert (stats.vhost_runs_ring_full, stats.vhost_ring_full_pkts, stats.vhost_runs_weight) == (1, 5, 0)
+    # With buffers to spare, the run ends because the queue is empty: no ring-full count.
+    vq.avail = 100
+    drain(vhost.vhost_transport_do_send_pkt())
+    assert len(vhost.send_pkt_queue) == 0 and stats.vhost_runs_ring_full == 1
+
+
+def test_baseline_small_writes_reach_the_guest_in_ring_full_runs():
+    """The stop-and-go regime, counted: at 256 B almost every packet of the
+    baseline comes in a run that used the last guest buffer; p1-p5 keeps up,
+    and its runs end with the host's queue empty."""
+    shares = {}
+    for variant in ("baseline", "p1-p5"):
+        r = vm.run(variant=variant, payload=256)
+        shares[variant] = r.counters["vhost_ring_full_pkts"] / r.packets
+    assert shares["baseline"] > 0.8 and shares["p1-p5"] < 0.1
+
+
+def test_halt_polling_window_follows_kvm_vcpu_halt():
+    # virt/kvm/kvm_main.c: a short halt the window missed grows it (to
+    # halt_poll_ns_grow_start, then doubling, never past the maximum); a halt
+    # within the window is a hit and changes nothing; a halt longer than the
+    # maximum shrinks it (halt_poll_ns_shrink = 2).
+    from vsockmodel.sim.kvm import HaltPoll
+    poll = HaltPoll(max_ns=kernel.KVM_HALT_POLL_NS_DEFAULT)
+    assert not poll.kvm_vcpu_halt(5_000) and poll.window_ns == kernel.HALT_POLL_NS_GROW_START
+    assert poll.kvm_vcpu_halt(5_000) and poll.window_ns == 10_000
+    windows = []
+    for _ in range(6):
+        poll.kvm_vcpu_halt(150_000)
+        windows.append(poll.window_ns)
+    assert windows == [20_000, 40_000, 80_000, 160_000, 160_000, 160_000]
+    poll.kvm_vcpu_halt(190_000)
+    assert poll.window_ns == 200_000                    # capped at halt_poll_ns
+    assert not poll.kvm_vcpu_halt(500_000) and poll.window_ns == 100_000
+    off = HaltPoll(max_ns=0)
+    assert not any(off.kvm_vcpu_halt(ns) for ns in (1, 1_000, 100_000)) and off.window_ns == 0
+
+
+def test_halt_polling_wakes_the_reader_sooner_and_more_often():
+    """With KVM's default window the reader's vCPU is still polling when data
+    comes, so it wakes at the poll-hit latency and takes a 64 KiB write in more pieces."""
+    off = vm.run(variant="baseline", payload=65536, transfer=48 * 65536)
+    on = vm.run(variant="baseline", payload=65536, transfer=48 * 65536,
+                costs={"halt_poll_ns": kernel.KVM_HALT_POLL_NS_DEFAULT})
+    assert on.recv_per_write > 1.5 * off.recv_per_write
+
+
 def test_tail_copy_takes_packets_of_at_most_good_copy_len():
     # virtio_transport_recv_enqueue(): len <= GOOD_COPY_LEN (128) is copied into
     # the tail of the last queued skb; 129 B is queued as its own skb.

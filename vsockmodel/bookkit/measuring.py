@@ -112,6 +112,8 @@ def summary(result, payload: int) -> dict:
         "reader_busy": result.utilization["reader"],
         "worker_busy": w["busy"], "worker_lock_wait": w["lock_wait"], "worker_idle": w["idle"],
         "vhost_waits_for_buffers": result.vhost_no_rx_buf_share(),
+        # packets carried by vhost runs that ended at head == vq->num (no guest buffer left)
+        "ring_full_share": result.counters["vhost_ring_full_pkts"] / max(1, result.packets),
         "packets_per_irq": result.packets / max(1, result.counters["irqs"]),
         "worker_sleeps_per_packet": result.worker_ops["sleeps"] / result.packets,
         "reader_wakeups_per_write": result.wakeups_by_task.get("reader", 0) / result.writes,

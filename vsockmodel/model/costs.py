@@ -161,6 +161,18 @@ class Costs:
         50000, "prior", "idle time after which a halted vCPU wakes slowly: host cpuidle "
         "governors choose deep states for idle periods longer than their target residency, "
         "which is tens to hundreds of microseconds", "ns")
+    halt_poll_ns: float = _cost(
+        0, "prior", "KVM halt polling: the longest a halted vCPU's host thread polls before "
+        "it schedules out (the halt_poll_ns module parameter; each vCPU's window adapts, "
+        "vsockmodel.sim.kvm). KVM's default on x86 is 200000 (KVM_HALT_POLL_NS_DEFAULT). 0, "
+        "off, is the prior: with polling on, the reader wakes too early to leave 1.48 recv() "
+        "calls per 64 KiB write (chapter 5 shows the what-if), and hosts tuned for density "
+        "turn it off", "ns")
+    halt_poll_wake_ns: float = _cost(
+        1500, "prior", "wake-up of a guest task whose vCPU KVM is still polling: the pending "
+        "interrupt is seen on the next poll, then VM entry and the guest's context switch. "
+        "About 5-7 us less than the scheduler path (KVM commit aca6ff29c406: halt polling "
+        "'only reduces halt latency by 5-7 us')", "ns (mean)")
     wake_latency_cv: float = _cost(
         0.6, "prior", "coefficient of variation of every wake-up latency", "1")
     host_wake_latency_ns: float = _cost(

@@ -72,6 +72,17 @@ RX_RING_SIZE = 128
 VHOST_VSOCK_PKT_WEIGHT = 256
 VHOST_VSOCK_WEIGHT = 0x80000  # 512 KiB of payload
 
+# virt/kvm/kvm_main.c: the halt-polling window's module parameters.
+# halt_poll_ns (the maximum) is KVM_HALT_POLL_NS_DEFAULT, 200000 on x86
+# (arch/x86/include/asm/kvm_host.h); it is a cost (Costs.halt_poll_ns), so
+# that it can be switched off. Growth doubles, from 10 us (halt_poll_ns_grow,
+# halt_poll_ns_grow_start); shrinking halves (halt_poll_ns_shrink = 2 since
+# commit aeb1b22a3ac8, "KVM: Enable halt polling shrink parameter by default").
+KVM_HALT_POLL_NS_DEFAULT = 200_000
+HALT_POLL_NS_GROW = 2
+HALT_POLL_NS_GROW_START = 10_000
+HALT_POLL_NS_SHRINK = 2
+
 # include/uapi/linux/virtio_vsock.h: enum virtio_vsock_op (the two the model sends).
 VIRTIO_VSOCK_OP_SHUTDOWN = 4
 VIRTIO_VSOCK_OP_RW = 5

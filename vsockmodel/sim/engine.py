@@ -53,6 +53,7 @@ import simpy
 from ..model.costs import Costs
 from ..model.params import Params
 from .errors import SimulationLimitExceeded
+from .kvm import HaltPoll
 from .stats import Stats
 
 # A task's main() and its blocking kernel functions: generators of simpy events.
@@ -134,16 +135,29 @@ class Sim:
         """A wake-up latency with seeded noise (log-normal with the configured cv)."""
         return mean * self._wake[int(self.rng.random() * self.TABLE)]
 
-    def vcpu_wake(self, sleeper: "Task", t: float) -> float:
-        """Latency until a guest task asleep since ``sleeper.slept_at`` runs, if woken at t.
+    def vcpu_wake(self, sleeper: "Task", t: float, halted_since: float | None = None) -> float:
+        """Latency until a guest task asleep since ``halted_since`` (by default
+        ``sleeper.slept_at``) runs, if woken at t.
 
-        Each task has its vCPU to itself, so when it sleeps its vCPU halts. The
-        longer the vCPU has been idle, the deeper the host CPU under it sleeps,
-        and the slower the wake-up.
+        Each task has its vCPU to itself, so when it sleeps its vCPU halts. A
+        wake-up while KVM still polls for the halted vCPU (``kvm.HaltPoll``)
+        skips the host scheduler. Otherwise: the longer the vCPU has been idle,
+        the deeper the host CPU under it sleeps, and the slower the wake-up.
         """
         c = self.c
-        shallow = t - sleeper.slept_at < c.deep_idle_ns
+        halt_ns = t - (sleeper.slept_at if halted_since is None else halted_since)
+        if sleeper.halt_poll.kvm_vcpu_halt(halt_ns):
+            return self.latency(c.halt_poll_wake_ns)
+        shallow = halt_ns < c.deep_idle_ns
         return self.latency(c.vcpu_wake_short_ns if shallow else c.vcpu_wake_long_ns)
+
+    def min_vcpu_wake(self) -> float:
+        """The shortest wake-up latency a halted vCPU can draw."""
+        c = self.c
+        fastest = min(c.vcpu_wake_short_ns, c.vcpu_wake_long_ns)
+        if c.halt_poll_ns:
+            fastest = min(fastest, c.halt_poll_wake_ns)
+        return fastest * min(self._wake)
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -209,6 +223,7 @@ class Task:
         self.acc = 0.0          # CPU time done but not yet turned into simulated time
         self.busy = 0.0         # total CPU time (what perf's cycles count)
         self.slept_at = 0.0     # when this task last went to sleep
+        self.halt_poll = HaltPoll(sim.c.halt_poll_ns)   # its vCPU's, if it is a guest task
         self.resume_at: float | None = 0.0   # when it next runs; None: asleep, not yet woken
         self.sleeps = 0         # times it blocked (each costs a context switch pair)
         self.wakes_sent = 0     # wake-ups it paid for (try_to_wake_up + IPI)

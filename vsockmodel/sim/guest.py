@@ -175,8 +175,9 @@ class RxWorker(Task):
                 yield from self.virtio_transport_rx_work()
 
     def idle_to(self, ts: float) -> None:
-        """Sleep until an interrupt at ts, known in advance, has woken the halted vCPU."""
-        self.sleep_until(ts + self.sim.vcpu_wake(self, ts))
+        """Sleep until an interrupt at ts, known in advance, has woken the halted vCPU
+        (halted from now: our own time, not when we last slept)."""
+        self.sleep_until(ts + self.sim.vcpu_wake(self, ts, halted_since=self.t))
         self.stats.wakeups["worker"] += 1
 
     # ---- virtio_transport_tx_work() ----------------------------------------------------

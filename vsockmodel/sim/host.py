@@ -264,7 +264,7 @@ class Vhost(Task):
         # Guest packets reach us at least this long after the guest acts;
         # a halted guest vCPU wakes no sooner than this.
         self.lookahead = c.host_to_guest_latency_ns
-        self.min_wake = min(c.vcpu_wake_short_ns, c.vcpu_wake_long_ns) * min(sim._wake)
+        self.min_wake = sim.min_vcpu_wake()
 
     # ---- what other actors call ---------------------------------------------------------
     def vhost_transport_send_pkt(self, t: float, skb: HostSkb) -> None:
@@ -414,6 +414,8 @@ class Vhost(Task):
                     yield self.flush()
                     continue
                 vq.vhost_notify = True
+                stats.vhost_runs_ring_full += 1
+                stats.vhost_ring_full_pkts += pkts
                 break
             vq.avail -= 1
             payload_len = min(skb.len - skb.offset, self.sim.p.buf_payload)
@@ -433,6 +435,7 @@ class Vhost(Task):
             pkts += 1
             total_len += payload_len
             if kernel.vhost_exceeds_weight(pkts, total_len):
+                stats.vhost_runs_weight += 1
                 break                               # requeue the work
         if self.pending_used:
             self.vhost_add_used_n()

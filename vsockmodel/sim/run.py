@@ -104,7 +104,8 @@ def _result(sim: Sim, p: Params, costs: Costs, sk, vq, vhost, worker, tasks) -> 
                   "busy_ns": worker.busy}
     counters = {
         name: getattr(st, name) for name in (
-            "irqs", "tx_irqs", "vhost_runs", "vhost_signals", "vhost_no_rx_buf_ns", "used_publishes",
+            "irqs", "tx_irqs", "vhost_runs", "vhost_runs_ring_full", "vhost_ring_full_pkts",
+            "vhost_runs_weight", "vhost_signals", "vhost_no_rx_buf_ns", "used_publishes",
             "refills", "kicks", "credit_updates", "guest_tx_pkts", "sender_blocked", "credit_unwriteable",
             "host_lock_waits", "skbs_queued", "tail_copies", "collapses", "collapsed_skbs",
             "max_qlen", "max_buf_used", "min_host_credit", "bytes_enqueued", "bytes_read")

@@ -34,6 +34,9 @@ class Stats:
     tx_work_runs: int = 0        # runs of virtio_transport_tx_work
     vhost_runs: int = 0
     vhost_signals: int = 0
+    vhost_runs_ring_full: int = 0    # runs ended at head == vq->num: no guest RX buffer left
+    vhost_ring_full_pkts: int = 0    # the buffers those runs filled
+    vhost_runs_weight: int = 0       # runs ended by vhost_exceeds_weight (the work is requeued)
     vhost_no_rx_buf_ns: float = 0.0  # vhost asleep with data queued but no guest RX buffer
     used_publishes: int = 0      # used->idx updates (vhost_add_used / _n calls)
     refills: int = 0
