@@ -166,8 +166,8 @@ class Costs:
         "it schedules out (the halt_poll_ns module parameter; each vCPU's window adapts, "
         "vsockmodel.sim.kvm). KVM's default on x86 is 200000 (KVM_HALT_POLL_NS_DEFAULT). 0, "
         "off, is the prior: with polling on, the reader wakes too early to leave 1.48 recv() "
-        "calls per 64 KiB write (chapter 5 shows the what-if), and hosts tuned for density "
-        "turn it off", "ns")
+        "calls per 64 KiB write (chapter 5 shows the what-if); the postings do not say how "
+        "the test bed's host was set", "ns")
     halt_poll_wake_ns: float = _cost(
         1500, "prior", "wake-up of a guest task whose vCPU KVM is still polling: the pending "
         "interrupt is seen on the next poll, then VM entry and the guest's context switch. "

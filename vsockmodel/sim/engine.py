@@ -146,7 +146,7 @@ class Sim:
         """
         c = self.c
         halt_ns = t - (sleeper.slept_at if halted_since is None else halted_since)
-        if sleeper.halt_poll.kvm_vcpu_halt(halt_ns):
+        if c.halt_poll_ns and sleeper.halt_poll.kvm_vcpu_halt(halt_ns):
             return self.latency(c.halt_poll_wake_ns)
         shallow = halt_ns < c.deep_idle_ns
         return self.latency(c.vcpu_wake_short_ns if shallow else c.vcpu_wake_long_ns)
