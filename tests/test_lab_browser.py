@@ -499,7 +499,9 @@ def test_the_precomputed_result_shows_before_python_is_ready(browser, site):
     page, watch = offline_page(browser, site)
     page.route("**/pyodide.asm.wasm", lambda route: None)      # hold the runtime back
     page.goto(site + "book/lab.html")
-    prov = page.locator(".lab-provenance")
+    # The page draws it once its data file has arrived, which may be after "load".
+    prov = page.locator(".lab-provenance[data-live]")
+    prov.wait_for(timeout=10_000)
     assert prov.get_attribute("data-live") == "false" and "Precomputed" in prov.text_content()
     row = page.locator('.lab-headline tr[data-key="throughput_gbps"] td').text_content()
     assert row == f"{vm.run(seed=1).throughput_gbps:.3f} Gbit/s"
