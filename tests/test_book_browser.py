@@ -6,9 +6,10 @@ phone reader sees it (390 px wide, dark mode) and as a desktop reader does
 
 * no console errors and no uncaught exceptions; no request leaves localhost
   (all others are aborted and reported);
-* every image loads and has alt text; every embedded widget renders; each
-  explorer shows its sliders and a figure, and moving a slider with the
-  keyboard (no kernel) changes the figure;
+* every image loads and has alt text; each explorer (the book's own HTML and
+  script, no widget manager) shows its sliders and a figure, and moving a
+  slider with the keyboard (no kernel) changes the figure to the one its
+  alt text names;
 * navigation: the ☰ button opens and closes the chapter drawer (a phone) or
   hides and shows the sidebar (desktop); on a phone the contents button
   opens the page's table of contents; one search control is visible;
@@ -18,9 +19,9 @@ phone reader sees it (390 px wide, dark mode) and as a desktop reader does
 * every figure opens larger, by a click and from its button with the
   keyboard, and closes again; opened on a phone, its smallest text is at
   least 9 CSS px (read from the SVG);
-* each slider handle has its label as accessible name and its option
-  ("64 B") as aria-valuetext, a readout that cannot be typed into, and (on a
-  phone) a touch target of at least 44 x 44 px; no hover text reads "null";
+* each slider has its label as accessible name and its option ("64 B") as
+  aria-valuetext, the same as its readout, and (on a phone) a touch target of
+  at least 44 x 44 px; no hover text reads "null";
 * the page's size as a web host sends it (gzip): a page with explorers
   <= 1.5 MB, any other page <= 300 KB.
 
@@ -175,32 +176,24 @@ class PageRecorder:
     def open(self, path: str, javascript: bool = True):
         self.page.goto(self.base + path, wait_until="load")
         self.page.wait_for_load_state("networkidle")
-        if javascript and self.page.locator(VIEW_SCRIPTS).count():
-            # Widgets render on window load; wait for the views to appear.
-            self.page.wait_for_function(
-                f"""() => [...document.querySelectorAll('{VIEW_SCRIPTS}')]
-                      .every(s => {{ const a = s.previousElementSibling;
-                                    return a && a.classList.contains('widget-subarea') && a.children.length > 0; }})""",
-                timeout=30000,
-            )
-            # ... and for the book's script to have wired every slider (if it
-            # does not, check_sliders says what is missing).
+        if javascript and self.page.locator(EXPLORERS).count():
+            # book.js shows each explorer's sliders once it has read its grid
+            # (if it does not, test_page says which explorer is left).
             try:
                 self.page.wait_for_function(
-                    """() => [...document.querySelectorAll('.vsock-explorer .widget-slider')]
-                          .every(s => s.dataset.bookSlider)""",
+                    f"() => [...document.querySelectorAll('{EXPLORERS}')].every(e => e.dataset.bookExplorer)",
                     timeout=10000,
                 )
             except Exception:
                 pass
-            self.page.wait_for_load_state("networkidle")
         return self.page
 
     def close(self):
         self.context.close()
 
 
-VIEW_SCRIPTS = 'script[type="application/vnd.jupyter.widget-view+json"]'
+EXPLORERS = ".vsock-explorer"
+SLIDERS = 'input[type="range"]'
 
 JS_IMAGES = """() => [...document.images].map(img => ({
     src: img.currentSrc.slice(0, 120),
@@ -381,7 +374,8 @@ def _icon_font_characters() -> dict[str, set[int]]:
 def check_icons(page, rec) -> list[str]:
     """The subset icon fonts hold every icon the page draws (each icon the
     theme draws from Font Awesome is checked against the font's characters),
-    and the page fetches neither Font Awesome's script nor its full fonts."""
+    and the page fetches neither Font Awesome's script nor its full fonts,
+    nor the ipywidgets manager (explorers are the book's own HTML)."""
     cmaps = _icon_font_characters()
     problems = []
     used = page.evaluate(
@@ -399,7 +393,7 @@ def check_icons(page, rec) -> list[str]:
             elif ord(ch) not in cmaps[family]:
                 problems.append(f"icon U+{ord(ch):04X} ({u['where']}) is missing from {family}")
     for url in rec.requests:
-        if re.search(r"fontawesome\.js|fa-(solid|regular|brands)-\d+\.woff2|html-manager/.*\.woff", url):
+        if re.search(r"fontawesome\.js|fa-(solid|regular|brands)-\d+\.woff2|html-manager/", url):
             problems.append(f"fetched {url.removeprefix(rec.base)}")
     return sorted(set(problems))
 
@@ -487,69 +481,74 @@ def check_sliders(page, layout: str) -> list[str]:
     problems = []
     if page.locator('[title="null"]').count():
         problems.append(f"{page.locator('[title=null]').count()} elements have the hover text 'null'")
-    sliders = page.locator(".vsock-explorer .widget-slider")
+    sliders = page.locator(f"{EXPLORERS} {SLIDERS}")
     for s in range(sliders.count()):
         slider = sliders.nth(s)
-        label = slider.locator(".widget-label").inner_text().strip()
-        handle = slider.locator(".noUi-handle")
-        readout = slider.locator(".widget-readout")
-        if page.get_by_role("slider", name=label, exact=True).count() < 1:
-            problems.append(f"slider {label!r}: no slider has the accessible name {label!r}")
+        ident = slider.get_attribute("id")
+        labels = page.locator(f'label[for="{ident}"]')
+        label = labels.first.inner_text().strip() if labels.count() == 1 else None
+        if not label:
+            problems.append(f"slider {ident}: {labels.count()} labels")
+            continue
         try:
             from playwright.sync_api import expect
 
-            expect(handle).to_have_accessible_name(label, timeout=1000)
+            expect(slider).to_have_accessible_name(label, timeout=1000)
         except AssertionError:
-            problems.append(f"slider {label!r}: its handle is not named {label!r}")
-        # The readout shows the option's label ("64 B"); the handle must say
-        # the same (noUiSlider alone says the option's index).
-        text = handle.get_attribute("aria-valuetext")
-        if not text or text != readout.inner_text().strip():
-            problems.append(f"slider {label!r}: aria-valuetext {text!r}, readout {readout.inner_text()!r}")
-        if readout.evaluate("r => r.isContentEditable"):
-            problems.append(f"slider {label!r}: its readout can be edited")
+            problems.append(f"slider {label!r}: not named {label!r}")
+        # The readout shows the option's label ("64 B"); the slider must say
+        # the same (a range input alone says the option's index).
+        text = slider.get_attribute("aria-valuetext")
+        readout = page.locator(f'output[for="{ident}"]')
+        shown = readout.inner_text().strip() if readout.count() == 1 else None
+        if not text or text != shown:
+            problems.append(f"slider {label!r}: aria-valuetext {text!r}, readout {shown!r}")
         if layout == "phone":
-            box = handle.bounding_box()
+            box = slider.bounding_box()
             if box["width"] < MIN_TOUCH_PX or box["height"] < MIN_TOUCH_PX:
-                problems.append(f"slider {label!r}: handle is {box['width']:.0f} x {box['height']:.0f} px")
+                problems.append(f"slider {label!r}: its touch target is {box['width']:.0f} x {box['height']:.0f} px")
     return problems
 
 
 def check_explorers(page, path: str) -> list[str]:
     """Each explorer shows sliders and a figure; moving each slider with the
-    keyboard changes the figure and the handle's value text."""
+    keyboard changes the figure and the slider's value text, and the new
+    figure's alt text names the new value (where the old one named the old)."""
     problems = []
-    explorers = page.locator(".vsock-explorer")
+    explorers = page.locator(EXPLORERS)
     notebook = REPO / Path(path).with_suffix(".ipynb")
     expected = _explorers_built(notebook) if notebook.exists() else 0
-    if explorers.count() < expected:
+    if explorers.count() != expected:
         problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
     for i in range(explorers.count()):
         explorer = explorers.nth(i)
-        sliders = explorer.locator(".widget-slider")
+        if not explorer.get_attribute("data-book-explorer"):
+            problems.append(f"explorer {i}: book.js did not wire it")
+        sliders = explorer.locator(SLIDERS)
         if sliders.count() == 0 or not sliders.first.is_visible():
             problems.append(f"explorer {i}: no visible slider")
             continue
-        if not explorer.locator("img").first.is_visible():
-            problems.append(f"explorer {i}: no visible figure")
+        figure = explorer.locator("img.vsock-explorer-figure")
+        if figure.count() != 1 or not figure.is_visible():
+            problems.append(f"explorer {i}: {figure.count()} figures, expected one visible")
             continue
         for s in range(sliders.count()):
-            before = explorer.evaluate(JS_VISIBLE_FIGURE)
-            handle = sliders.nth(s).locator(".noUi-handle")
-            said = handle.get_attribute("aria-valuetext")
-            at_end = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
-            handle.focus()
+            slider = sliders.nth(s)
+            before, alt_before = figure.get_attribute("src"), figure.get_attribute("alt")
+            said = slider.get_attribute("aria-valuetext")
+            at_end = slider.input_value() == slider.get_attribute("max")
+            slider.focus()
             page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
-            deadline = time.monotonic() + 5
-            after = before
-            while time.monotonic() < deadline and after == before:
-                page.wait_for_timeout(100)
-                after = explorer.evaluate(JS_VISIBLE_FIGURE)
-            label = sliders.nth(s).locator(".widget-label").inner_text()
-            if after is None or after == before:
+            page.wait_for_timeout(50)
+            after, alt_after = figure.get_attribute("src"), figure.get_attribute("alt")
+            now = slider.get_attribute("aria-valuetext")
+            label = page.locator(f'label[for="{slider.get_attribute("id")}"]').inner_text()
+            if after == before:
                 problems.append(f"explorer {i}: moving slider '{label}' did not change the figure")
-            elif handle.get_attribute("aria-valuetext") == said:
+            elif now == said:
                 problems.append(f"explorer {i}: slider '{label}' moved but still says {said!r}")
+            elif said in alt_before and now not in alt_after:
+                problems.append(f"explorer {i}: slider '{label}' at {now!r} shows the figure {alt_after!r}")
     return problems
 
 
@@ -573,13 +572,10 @@ def test_page(site, browser, path, layout):
             if not (img["alt"] or "").strip():
                 problems.append(f"image without alt text: {img['src']}")
 
-        views = page.locator(VIEW_SCRIPTS).count()
-        subareas = page.locator(".widget-subarea").count()
-        if subareas < views:
-            problems.append(f"{views - subareas} of {views} widgets did not render")
+        explorers = page.locator(EXPLORERS).count()
 
         # Sizes first: the checks below only add data: and cached requests.
-        limit = MAX_EXPLORER_PAGE_BYTES if views or path in INTERACTIVE_PAGES else MAX_TEXT_PAGE_BYTES
+        limit = MAX_EXPLORER_PAGE_BYTES if explorers or path in INTERACTIVE_PAGES else MAX_TEXT_PAGE_BYTES
         SIZES.setdefault(path, {}).update({
             "transferred_bytes": rec.transferred,
             "runtime_bytes": rec.runtime_bytes,
@@ -618,22 +614,25 @@ def test_page_without_javascript(site, browser, path):
         problems: list[str] = []
         # Chromium refuses the theme's script preloads when scripts are off.
         rec.errors = [e for e in rec.errors if not e.endswith("(csp)")]
-        views = page.locator(VIEW_SCRIPTS).count()
-        fallbacks = page.locator(".vsock-explorer-noscript")
-        if fallbacks.count() != views:
-            problems.append(f"{fallbacks.count()} explorer fallbacks for {views} explorers")
-        for i in range(fallbacks.count()):
-            fallback = fallbacks.nth(i)
-            img = fallback.locator("img")
+        explorers = page.locator(EXPLORERS)
+        notebook = REPO / Path(path).with_suffix(".ipynb")
+        expected = _explorers_built(notebook) if notebook.exists() else 0
+        if explorers.count() != expected:
+            problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
+        for i in range(explorers.count()):
+            explorer = explorers.nth(i)
+            img = explorer.locator("img")
             if img.count() != 1 or not img.is_visible():
                 problems.append(f"explorer {i}: no visible image without JavaScript")
                 continue
             info = img.evaluate("i => ({w: i.naturalWidth, h: i.getBoundingClientRect().height, alt: i.alt})")
             if info["w"] == 0 or info["h"] < 50 or not info["alt"].strip():
                 problems.append(f"explorer {i}: its image without JavaScript is {info}")
-            note = fallback.locator("p")
+            note = explorer.locator(".vsock-explorer-nojs")
             if not note.count() or not note.first.is_visible() or "need JavaScript" not in note.first.text_content():
                 problems.append(f"explorer {i}: no line saying the sliders need JavaScript")
+            if explorer.locator(SLIDERS).first.is_visible():
+                problems.append(f"explorer {i}: shows sliders that cannot work without JavaScript")
         width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         if width[0] > width[1]:
             problems.append(f"the page is {width[0]} px wide on a {width[1]} px screen")

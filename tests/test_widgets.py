@@ -181,12 +181,66 @@ def test_initial_selection():
     assert ex.stacks[0][0].selected_index == 2
 
 
-def test_display_bundle_is_a_widget_view_with_short_text():
+def test_display_bundle_is_a_widget_view_its_static_form_and_short_text():
     ex = make()
     bundle = ex._repr_mimebundle_()
+    assert sorted(bundle) == ["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"]
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    assert bundle["text/html"] == ex.static_html
     assert bundle["text/plain"] == "Explorer(payload[3] x buffer[2], 6 figures)"
     assert ex.built
+
+
+def _static_grid(html_: str) -> dict:
+    import json
+
+    data = re.search(r'<script type="application/json" class="vsock-explorer-grid">(.*?)</script>', html_, re.S)
+    return json.loads(data.group(1))
+
+
+def test_static_form_holds_every_figure_in_row_major_order():
+    """book.js finds the figure for slider positions (i, j) at i * len(buffer) + j."""
+    ex = make(lab={"variant": "p1-p5"}, initial={"payload": 256})
+    grid = _static_grid(ex.static_html)
+    assert [c["name"] for c in grid["controls"]] == ["payload", "buffer"]
+    assert grid["controls"][1] == {"name": "buffer", "label": "socket buffer", "options": ["16 KiB", "64 KiB"]}
+    assert len(grid["figures"]) == ex.grid_size
+    for i, payload in enumerate(PAYLOADS):
+        for j, buffer in enumerate(BUFFERS):
+            figure = grid["figures"][i * len(BUFFERS) + j]
+            src, alt = IMG_RE.search(ex.leaf(payload=payload, buffer=buffer).value).group(2, 1)
+            assert figure["src"] == "data:image/svg+xml," + src
+            assert figure["alt"] == ex.alt_text([i, j]) == alt
+            assert figure["lab"] == f"../book/lab.html#variant=p1-p5&payload={payload}&buffer={buffer}"
+
+
+def test_static_form_sliders_are_named_range_inputs_hidden_until_the_script_runs():
+    ex = make(initial={"payload": 4096})
+    html_ = ex.static_html
+    assert re.search(r'<div class="vsock-explorer__sliders" hidden>', html_)
+    inputs = re.findall(r'<input type="range" id="([^"]+)" data-control="(\w+)" min="0" max="(\d+)" '
+                        r'step="1" value="(\d+)" aria-valuetext="([^"]+)">', html_)
+    assert [i[1:] for i in inputs] == [("payload", "2", "2", "4 KiB"), ("buffer", "1", "0", "16 KiB")]
+    for ident, *_ in inputs:
+        assert f'<label for="{ident}">' in html_ and f'<output for="{ident}" aria-hidden="true">' in html_
+    # The figure without JavaScript is the initial one, with the line saying why it does not move.
+    assert IMG_RE.search(html_).group(1) == ex.alt_text([2, 0])
+    assert "<noscript>" in html_ and "need JavaScript" in html_
+    # Two explorers on a page have different ids; the same explorer the same one at every build.
+    other = make(initial={"payload": 64}).static_html
+    assert inputs[0][0] == re.search(r'id="([^"]+)"', make(initial={"payload": 4096}).static_html).group(1) + "-payload"
+    assert re.search(r'id="([^"]+)"', other).group(1) != inputs[0][0].removesuffix("-payload")
+
+
+def test_static_form_keeps_its_script_element_whole():
+    def draw(fig, payload):
+        ax = fig.subplots()
+        ax.set_title("</script> in a title")
+        label(ax, x="time (s)", y="size (bytes)")
+
+    html_ = explorer(draw, {"payload": [64, 256]}, alt="</script> {payload}").static_html
+    assert html_.count("</script>") == 1 and html_.endswith("</script></div>")
+    assert _static_grid(html_)["figures"][1]["alt"] == "</script> 256"
 
 
 def test_bad_arguments_fail_early():
@@ -279,29 +333,18 @@ def test_figures_share_one_layout_and_style():
     assert len({id(s.layout) for level in ex.stacks for s in level}) == 1
 
 
-def test_noscript_fallback_is_the_first_figure_with_a_note():
-    ex = make(initial={"payload": 256})
-    html = ex.noscript_html
-    assert html.startswith("<noscript>") and html.endswith("</noscript>")
-    assert ex.leaf(payload=256, buffer=16384).value in html
-    assert "need JavaScript" in html
-
-
-def test_displaying_an_explorer_shows_the_fallback_then_the_widget():
+def test_displaying_an_explorer_shows_one_output():
     from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
     from IPython.utils.capture import capture_output
 
-    shell = InteractiveShell.instance()
+    InteractiveShell.instance()
     ex = make()
     with capture_output() as out:
-        shell.display_formatter.format(ex)        # what Jupyter does with a cell's value
-    bundles = [o.data for o in out.outputs]
-    assert [sorted(b) for b in bundles] == [
-        ["text/html", "text/plain"],
-        ["application/vnd.jupyter.widget-view+json", "text/plain"],
+        display(ex)                           # what Jupyter does with a cell's value
+    assert [sorted(o.data) for o in out.outputs] == [
+        ["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"],
     ]
-    assert bundles[0]["text/html"] == ex.noscript_html
-    assert bundles[1]["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
 
 
 def test_text_smaller_than_the_minimum_is_refused():

@@ -5,9 +5,10 @@
  *
  * 1. Figures open full size in a <dialog>: on a phone a figure is shown at
  *    half its size or less, too small to read its labels.
- * 2. Explorer sliders (ipywidgets' noUiSlider) get the screen-reader name and
- *    value text the widget manager leaves out, and a readout that cannot be
- *    typed into (typing there changed the text, never the figure).
+ * 2. Explorers: each carries its sliders (hidden until shown here), its first
+ *    figure and its grid of figures as JSON (vsockmodel/bookkit/widgets.py,
+ *    Explorer.static_html). Moving a slider shows the grid's figure for the
+ *    sliders' values; no widget manager, no kernel.
  * 3. Tables, code and printed output that are wider than the page fade at
  *    the edge they can scroll towards, so a reader knows there is more; a
  *    table with a header row that does not fit becomes one card per row.
@@ -102,23 +103,12 @@
     wrap.appendChild(b);
   }
 
-  // An explorer's figure is re-created by the widget manager at every slider
-  // move, so its one button (below the explorer, in the manager's own
-  // container) opens whichever figure shows now.
-  function visibleFigure(root) {
-    var imgs = root.querySelectorAll("img.vsock-explorer-figure");
-    for (var i = 0; i < imgs.length; i++) if (imgs[i].getClientRects().length) return imgs[i];
-    return null;
-  }
-
-  function wireExplorer(box) {
+  // An explorer's one button (below it) opens whichever figure shows now.
+  function wireExplorerZoom(box) {
     var area = box.parentNode;
     if (!area || area.querySelector(":scope > .book-zoom")) return;
     var b = zoomButton("book-zoom--explorer");
-    b.addEventListener("click", function () {
-      var img = visibleFigure(box);
-      if (img) openFigure(img, b);
-    });
+    b.addEventListener("click", function () { openFigure(box.querySelector("img.vsock-explorer-figure"), b); });
     area.classList.add("book-explorer-area");
     area.appendChild(b);
   }
@@ -128,44 +118,43 @@
     if (img && !img.closest(".book-viewer") && !img.closest("a")) openFigure(img);
   });
 
-  /* ---------------------------------------------------------------- sliders */
+  /* -------------------------------------------------------------- explorers */
 
-  var nextId = 0;
-
-  function wireSlider(el) {
-    var target = el.querySelector(".noUi-target");
-    var handle = el.querySelector(".noUi-handle");
-    var label = el.querySelector(".widget-label");
-    var readout = el.querySelector(".widget-readout");
-    if (!target || !target.noUiSlider || !handle || !readout || el.dataset.bookSlider) return;
-    el.dataset.bookSlider = "1";
-    if (label) {
-      label.id = label.id || "book-slider-label-" + nextId++;
-      handle.setAttribute("aria-labelledby", label.id);
-    }
-    // The readout shows the value a screen reader now hears from the handle.
-    readout.setAttribute("aria-hidden", "true");
-    function sync() {
-      // noUiSlider announces the option's index ("0", "1"); say its label.
-      if (handle.getAttribute("aria-valuetext") !== readout.textContent) {
-        handle.setAttribute("aria-valuetext", readout.textContent);
-      }
-      // ipywidgets makes the readout editable on every model update.
-      if (readout.getAttribute("contenteditable") !== "false") readout.contentEditable = "false";
-    }
-    // Bound after noUiSlider's own aria handler and ipywidgets' readout
-    // update, so it runs after both.
-    target.noUiSlider.on("update.book", sync);
-    new MutationObserver(sync).observe(readout, { attributes: true, childList: true, characterData: true, subtree: true });
-    new MutationObserver(sync).observe(handle, { attributes: true, attributeFilter: ["aria-valuetext"] });
-    sync();
-  }
-
-  function wireWidgets() {
-    document.querySelectorAll(".vsock-explorer").forEach(function (box) {
-      wireExplorer(box);
-      box.querySelectorAll(".widget-slider").forEach(wireSlider);
+  // The grid holds one figure per combination of slider positions, the last
+  // slider varying fastest (row-major, as itertools.product makes it).
+  function wireExplorer(box) {
+    var data = box.querySelector("script.vsock-explorer-grid");
+    var img = box.querySelector("img.vsock-explorer-figure");
+    var panel = box.querySelector(".vsock-explorer__sliders");
+    if (!data || !img || !panel || box.dataset.bookExplorer) return;
+    box.dataset.bookExplorer = "1";
+    var grid = JSON.parse(data.textContent);
+    var inputs = grid.controls.map(function (c) {
+      return box.querySelector('input[data-control="' + c.name + '"]');
     });
+    var lab = box.querySelector(".vsock-lab-link a");
+
+    function show() {
+      var cell = 0;
+      inputs.forEach(function (input, k) {
+        var option = grid.controls[k].options[input.valueAsNumber];
+        cell = cell * grid.controls[k].options.length + input.valueAsNumber;
+        // A screen reader says the option ("64 B"), not its position ("0").
+        input.setAttribute("aria-valuetext", option);
+        input.nextElementSibling.textContent = option;
+      });
+      var figure = grid.figures[cell];
+      if (img.getAttribute("src") !== figure.src) {
+        img.src = figure.src;
+        img.alt = figure.alt;
+      }
+      if (lab && figure.lab) lab.setAttribute("href", figure.lab);
+    }
+
+    inputs.forEach(function (input) { input.addEventListener("input", show); });
+    show();     // the browser may have restored other positions (back button)
+    panel.hidden = false;
+    wireExplorerZoom(box);
   }
 
   /* ------------------------------------------------------------- overflow */
@@ -292,21 +281,12 @@
 
   function start() {
     document.documentElement.classList.add("book-js");
+    // Explorers first: their sliders are what a reader waits for.
+    document.querySelectorAll(".vsock-explorer--static").forEach(wireExplorer);
     wireDrawer("pst-primary-sidebar-modal", "Close the chapter list", ".primary-toggle");
     wireDrawer("pst-secondary-sidebar-modal", "Close the page's contents", ".secondary-toggle");
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
-    if (document.querySelector('script[type="application/vnd.jupyter.widget-view+json"]')) {
-      // Explorers render after the page has loaded (the widget manager waits
-      // for window load), view by view, and get their classes after they are
-      // in the page: look again, at most once a frame, while nodes arrive.
-      var pending = false;
-      new MutationObserver(function () {
-        if (pending) return;
-        pending = true;
-        requestAnimationFrame(function () { pending = false; wireWidgets(); });
-      }).observe(document.body, { childList: true, subtree: true });
-    }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -17,27 +17,31 @@ The pattern every chapter uses::
 
 How it works:
 
-* **No kernel (the static book).** When the explorer is displayed it calls
-  ``draw`` once for every combination of slider values and keeps the figures,
-  as SVG (sharp at any zoom and on any screen), in a nested
-  ``ipywidgets.Stack`` (one nesting level per control).  Each slider's
+* **One grid, drawn once.** When the explorer is displayed it calls ``draw``
+  once for every combination of slider values and keeps the figures as SVG
+  (sharp at any zoom and on any screen).
+* **With a kernel (Jupyter): ipywidgets.** The figures sit in a nested
+  ``ipywidgets.Stack`` (one nesting level per control); each slider's
   ``index`` is ``jslink``-ed to the ``selected_index`` of every Stack at its
-  level, so the browser switches figures by itself: no kernel, no network.
-* **With a kernel (Jupyter).** The same: every grid cell was drawn when the
-  cell ran, with the code the kernel had then, so a slider move only switches
-  figures; a Python observer keeps the kernel's Stacks in step with the
-  sliders. After editing the model, restart the kernel and re-run the
-  notebook (the grid is drawn again); ``Explorer.redraw()`` draws the current
-  cell again in place. ``Explorer.select(**params)`` moves the sliders from
-  code, and ``Explorer.last_update_s`` is the duration of the last update.
-* **Alt text.** Every image is an ``<img alt="..." src="data:image/svg+xml,...">``
-  inside an ``ipywidgets.HTML`` widget (``ipywidgets.Image`` has no alt
-  attribute).  The alt text is ``alt.format(**labels)`` where each placeholder
-  receives the *formatted* value label of that control (e.g. ``"4 KiB"``).
-* **Without JavaScript.** Displaying an explorer also displays its first
-  figure inside ``<noscript>``, with a line saying that the sliders need
-  JavaScript: a page read with scripts off shows that figure, and a live
-  notebook (scripts on) shows nothing extra.
+  level, and a Python observer keeps the kernel's Stacks in step, so a slider
+  move only switches figures. After editing the model, restart the kernel and
+  re-run the notebook (the grid is drawn again); ``Explorer.redraw()`` draws
+  the current cell again in place. ``Explorer.select(**params)`` moves the
+  sliders from code, and ``Explorer.last_update_s`` is the duration of the
+  last update.
+* **No kernel (the static book): the book's own HTML.** The same display
+  also carries a ``text/html`` form, :attr:`Explorer.static_html`: native
+  ``<input type="range">`` sliders, the first figure as a plain ``<img>``, and
+  the grid as JSON. The book shows that form (``nb_mime_priority_overrides``
+  in ``_config.yml``) and ``_assets/book/book.js`` switches figures from the
+  JSON: a few kilobytes of script instead of the ipywidgets manager, so the
+  sliders work as soon as the page is parsed, on a slow phone too.
+* **Alt text.** Every image is an ``<img alt="...">``: the alt text is
+  ``alt.format(**labels)`` where each placeholder receives the *formatted*
+  value label of that control (e.g. ``"4 KiB"``).
+* **Without JavaScript.** The static form's sliders are ``hidden`` until
+  book.js shows them; the first figure is a plain image, and a
+  ``<noscript>`` line says that the sliders need JavaScript.
 * **Text size.** The figures are shown at 100 CSS px per inch and open at
   least that large in the book's figure viewer; text smaller than
   :data:`~vsockmodel.bookkit.style.MIN_TEXT_PT` (9 CSS px there) is refused
@@ -47,8 +51,10 @@ How it works:
 from __future__ import annotations
 
 import gc
+import hashlib
 import html
 import itertools
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
@@ -148,6 +154,9 @@ class Explorer:
         self._leaf_style = HTMLStyle()
         self._stack_layout = W.Layout()
         self._leaves: dict[tuple[int, ...], W.HTML] = {}
+        #: The precomputed figures' data URIs, by grid cell (the static form's grid).
+        self._sources: dict[tuple[int, ...], str] = {}
+        self._labels = {n: labels.get(n, n) for n in self.names}
         self._stacks: list[list[W.Stack]] = [[] for _ in self.names]
         self._links: list[W.Widget] = []
         self._root: Optional[W.Stack] = None
@@ -226,7 +235,7 @@ class Explorer:
             ) from None
 
     def _render(self, idx: Sequence[int], check: bool = False) -> str:
-        """Run draw for grid cell ``idx``; return the ``<img>`` HTML.
+        """Run draw for grid cell ``idx``; return the ``<img>`` HTML (and lab link).
 
         ``check`` refuses text too small to read (done for the precomputed
         grid; a live update shows whatever the model draws).
@@ -240,13 +249,15 @@ class Explorer:
         src = svg_data_uri(figure_svg(fig))
         if check:                                   # after drawing: tick labels exist
             check_text_size(fig, where=f"explorer figure at {params}")
+        self._sources[tuple(idx)] = src
+        return self._img_html(src, self.alt_text(idx)) + self._lab_link(params)
+
+    def _img_html(self, src: str, alt: str) -> str:
         width = int(round(self.figsize[0] * self.dpi))
         height = int(round(self.figsize[1] * self.dpi))
-        alt = html.escape(self.alt_text(idx), quote=True)
         return (
-            f'<img class="vsock-explorer-figure" alt="{alt}" width="{width}" '
+            f'<img class="vsock-explorer-figure" alt="{html.escape(alt, quote=True)}" width="{width}" '
             f'height="{height}" style="max-width:100%;height:auto" src="{src}">'
-            + self._lab_link(params)
         )
 
     def lab_settings(self, params: Mapping[str, Any]) -> Optional[dict[str, Any]]:
@@ -264,16 +275,23 @@ class Explorer:
 
         return {**self._lab, **{k: v for k, v in params.items() if k in BY_NAME}}
 
-    def _lab_link(self, params: Mapping[str, Any]) -> str:
-        """A link that opens the lab with these settings (the pages sit one
-        folder deep, so ../book/lab.html is the lab from every one of them)."""
+    def _lab_href(self, params: Mapping[str, Any]) -> Optional[str]:
+        """The lab's address with these settings (the pages sit one folder
+        deep, so ../book/lab.html is the lab from every one of them)."""
         settings = self.lab_settings(params)
         if settings is None:
-            return ""
+            return None
         from urllib.parse import urlencode
 
         query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
-        return (f'<p class="vsock-lab-link"><a href="../book/lab.html#{html.escape(query, quote=True)}">'
+        return f"../book/lab.html#{query}"
+
+    def _lab_link(self, params: Mapping[str, Any]) -> str:
+        """A link that opens the lab with these settings, or "" (no ``lab``)."""
+        href = self._lab_href(params)
+        if href is None:
+            return ""
+        return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
                 f'Open these settings in the lab</a>, to vary them freely</p>')
 
     def _leaf(self, value: str) -> W.HTML:
@@ -367,33 +385,58 @@ class Explorer:
 
     # --------------------------------------------------------------- display
     @property
-    def noscript_html(self) -> str:
-        """The first figure, for a page read without JavaScript (see the module docstring)."""
+    def static_html(self) -> str:
+        """The explorer for a page without a kernel (see the module docstring).
+
+        Native range sliders (hidden until the book's script shows them), the
+        initial figure as a plain image, and the grid as JSON, in row-major
+        order of the controls (the last control varies fastest). book.js
+        reads it; nothing here runs without the book's script.
+        """
         self.build()
-        first = tuple(self.sliders[n].index for n in self.names)
-        # The figure without its lab link: the lab needs JavaScript too.
-        image = self._leaves[first].value.split('<p class="vsock-lab-link">')[0]
+        start = self._indices()
+        cells = list(itertools.product(*(range(n) for n in self.grid_shape)))
+        grid = {
+            "controls": [{"name": n, "label": self._labels[n], "options": self.value_labels[n]}
+                         for n in self.names],
+            "figures": [{"src": self._sources[c], "alt": self.alt_text(c),
+                         "lab": self._lab_href(self._params(c))} for c in cells],
+        }
+        data = json.dumps(grid, ensure_ascii=False, separators=(",", ":"))
+        # Ids unique on a page with several explorers, and the same at every build.
+        uid = "vx-" + hashlib.sha1(f"{data}{start}".encode()).hexdigest()[:10]
+        sliders = []
+        for name, i in zip(self.names, start):
+            options = self.value_labels[name]
+            sliders.append(
+                f'<div class="vsock-slider"><label for="{uid}-{name}">{html.escape(self._labels[name])}</label>'
+                f'<input type="range" id="{uid}-{name}" data-control="{name}" min="0" '
+                f'max="{len(options) - 1}" step="1" value="{i}" '
+                f'aria-valuetext="{html.escape(options[i], quote=True)}">'
+                f'<output for="{uid}-{name}" aria-hidden="true">{html.escape(options[i])}</output></div>'
+            )
+        # "</" never ends the script element early ("<\/" is the same JSON string).
+        data = data.replace("</", "<\\/")
         return (
-            '<noscript><div class="vsock-explorer-noscript">'
-            "<p>This figure has sliders, which need JavaScript; "
-            f"without it, it shows its first setting.</p>{image}</div></noscript>"
+            f'<div class="vsock-explorer vsock-explorer--static" id="{uid}">'
+            f'<div class="vsock-explorer__sliders" hidden>{"".join(sliders)}</div>'
+            '<noscript><p class="vsock-explorer-nojs">This figure has sliders, which need '
+            "JavaScript; without it, it shows its first setting.</p></noscript>"
+            f"{self._img_html(self._sources[start], self.alt_text(start))}"
+            f"{self._lab_link(self._params(start))}"
+            f'<script type="application/json" class="vsock-explorer-grid">{data}</script></div>'
         )
 
     def _repr_mimebundle_(self, **kwargs):
+        """The ipywidgets view (Jupyter), its static form (the book), short text."""
         self.build()
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        # Keep the plain-text fallback short (the default repr would list
-        # every child widget, images included).
-        if isinstance(bundle, dict) and "text/plain" in bundle:
+        if isinstance(bundle, dict):
+            # Keep the plain-text fallback short (the default repr would list
+            # every child widget, images included).
             bundle["text/plain"] = repr(self)
+            bundle["text/html"] = self.static_html
         return bundle
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        self.build()
-        display({"text/html": self.noscript_html, "text/plain": ""}, raw=True)
-        display(self._repr_mimebundle_(), raw=True)
 
     def __repr__(self) -> str:
         dims = " x ".join(f"{n}[{len(self.values[n])}]" for n in self.names)
