@@ -641,3 +641,28 @@ def test_page_without_javascript(site, browser, path):
         assert not problems, f"{path} (no JavaScript):\n  " + "\n  ".join(problems)
     finally:
         rec.close()
+
+
+def test_explorer_after_the_back_button_shows_the_figure_its_sliders_say(site, browser):
+    """A page opened again from the history: slider, readout and figure agree."""
+    rec = PageRecorder(browser, site, "phone")
+    try:
+        page = rec.open("chapters/01-skbuff.html")
+        explorer = page.locator(EXPLORERS).first
+        slider = explorer.locator(SLIDERS).first
+        start = slider.input_value()
+        slider.focus()
+        page.keyboard.press("End")
+        assert slider.input_value() != start
+        page.goto(site + "book/glossary.html", wait_until="load")
+        page.go_back(wait_until="load")
+        explorer = page.locator(EXPLORERS).first
+        slider = explorer.locator(SLIDERS).first
+        said = slider.get_attribute("aria-valuetext")
+        assert explorer.locator("output").first.inner_text() == said
+        grid = json.loads(explorer.locator("script.vsock-explorer-grid").text_content())
+        assert said == grid["controls"][0]["options"][int(slider.input_value())]
+        assert said in explorer.locator("img.vsock-explorer-figure").get_attribute("alt")
+        assert not rec.errors, rec.errors
+    finally:
+        rec.close()

@@ -219,7 +219,7 @@ def test_static_form_sliders_are_named_range_inputs_hidden_until_the_script_runs
     html_ = ex.static_html
     assert re.search(r'<div class="vsock-explorer__sliders" hidden>', html_)
     inputs = re.findall(r'<input type="range" id="([^"]+)" data-control="(\w+)" min="0" max="(\d+)" '
-                        r'step="1" value="(\d+)" aria-valuetext="([^"]+)">', html_)
+                        r'step="1" value="(\d+)" autocomplete="off" aria-valuetext="([^"]+)">', html_)
     assert [i[1:] for i in inputs] == [("payload", "2", "2", "4 KiB"), ("buffer", "1", "0", "16 KiB")]
     for ident, *_ in inputs:
         assert f'<label for="{ident}">' in html_ and f'<output for="{ident}" aria-hidden="true">' in html_

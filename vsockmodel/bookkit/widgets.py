@@ -410,8 +410,11 @@ class Explorer:
             options = self.value_labels[name]
             sliders.append(
                 f'<div class="vsock-slider"><label for="{uid}-{name}">{html.escape(self._labels[name])}</label>'
+                # autocomplete=off: a page opened again with the back button
+                # starts where the figure does (a restored position came after
+                # book.js had drawn the figure for the first one).
                 f'<input type="range" id="{uid}-{name}" data-control="{name}" min="0" '
-                f'max="{len(options) - 1}" step="1" value="{i}" '
+                f'max="{len(options) - 1}" step="1" value="{i}" autocomplete="off" '
                 f'aria-valuetext="{html.escape(options[i], quote=True)}">'
                 f'<output for="{uid}-{name}" aria-hidden="true">{html.escape(options[i])}</output></div>'
             )
