@@ -399,11 +399,6 @@ def check_icons(page, rec) -> list[str]:
 
 
 def check_tables_and_overflow(page) -> list[str]:
-    # book.css skips rendering blocks off the screen (content-visibility),
-    # which also clips what they would overflow: render all of them, as a
-    # reader scrolling through the page does.
-    page.add_style_tag(content=".bd-article * { content-visibility: visible !important; }")
-    page.wait_for_timeout(200)
     problems = [f"identifier split over two lines in a table: {w!r}" for w in page.evaluate(JS_SPLIT_NAMES)]
     o = page.evaluate(JS_OVERFLOW)
     if o["page"] > o["screen"]:
@@ -416,7 +411,7 @@ def check_tables_and_overflow(page) -> list[str]:
 
 def check_figures(page, layout: str) -> list[str]:
     """Every figure opens larger by a click and from its button with the
-    keyboard, and closes with the Close button and with Esc."""
+    keyboard, and closes with Esc and with its Close button."""
     problems = []
     figures = [h for h in page.query_selector_all(".bd-article img") if h.is_visible()]
     for img in figures:
@@ -446,10 +441,13 @@ def check_figures(page, layout: str) -> list[str]:
             text_px = page.evaluate(JS_SVG_TEXT_PX, [big.get_attribute("src"), opened])
             if text_px is not None and text_px < MIN_FIGURE_TEXT_PX - 0.01:
                 problems.append(f"figure {alt!r}: opened on a phone, its smallest text is {text_px:.1f} px")
-        page.locator("dialog.book-viewer .book-viewer__close").click()
+        # Esc closes it with the figure itself focused too (not only a button).
+        big.click()
+        page.keyboard.press("Escape")
         page.wait_for_timeout(100)
         if _viewer_open(page):
-            problems.append(f"figure {alt!r}: the Close button did not close it")
+            problems.append(f"figure {alt!r}: Esc after a click on the opened figure did not close it")
+            page.locator("dialog.book-viewer .book-viewer__close").click()
         # The keyboard way: the figure's own button (an explorer's sits below it).
         buttons = img.query_selector_all(
             "xpath=ancestor::*[contains(@class,'book-zoomable') or contains(@class,'book-explorer-area')][1]"
@@ -468,12 +466,46 @@ def check_figures(page, layout: str) -> list[str]:
         if not _viewer_open(page):
             problems.append(f"figure {alt!r}: Enter on its button did not open it")
             continue
-        page.keyboard.press("Escape")
+        # Focus is on the Close button: Enter there closes it, and focus goes
+        # back to the button that opened it.
+        if not page.evaluate("document.activeElement.matches('dialog.book-viewer .book-viewer__close')"):
+            problems.append(f"figure {alt!r}: opened, focus is not on its Close button")
+        page.keyboard.press("Enter")
         page.wait_for_timeout(100)
         if _viewer_open(page):
-            problems.append(f"figure {alt!r}: Esc did not close it")
+            problems.append(f"figure {alt!r}: its Close button did not close it")
+            page.keyboard.press("Escape")
         elif not button.evaluate("b => b === document.activeElement"):
             problems.append(f"figure {alt!r}: focus did not return to its button")
+    return problems
+
+
+JS_NAMELESS_TAB_STOPS = """() => [...document.querySelectorAll('#main-content [tabindex="0"]')]
+  .filter(e => !e.matches('a[href], button, input, select, textarea, summary')
+               && !(e.getAttribute('aria-label') || '').trim() && !e.getAttribute('aria-labelledby'))
+  .map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.'))"""
+
+
+def check_accessibility_tree(page) -> list[str]:
+    """As loaded, before any scrolling: a screen reader finds every slider
+    and every figure's button, off the screen too; no tab stop lacks a name."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = [n for n in cdp.send("Accessibility.getFullAXTree")["nodes"] if not n.get("ignored")]
+    finally:
+        cdp.detach()
+    roles = [n.get("role", {}).get("value") for n in nodes]
+    names = [(n.get("name") or {}).get("value") or "" for n in nodes]
+    problems = []
+    # The explorers' sliders and the lab's, less those of the lab's hidden panels.
+    sliders = page.evaluate("[...document.querySelectorAll('input[type=range]')].filter(e => e.checkVisibility()).length")
+    if roles.count("slider") != sliders:
+        problems.append(f"{roles.count('slider')} of {sliders} sliders in the accessibility tree")
+    zooms = page.locator("button.book-zoom").count()
+    found = sum(1 for r, n in zip(roles, names) if r == "button" and n.startswith("Full size"))
+    if found != zooms:
+        problems.append(f"{found} of {zooms} 'Full size' buttons in the accessibility tree")
+    problems += [f"a tab stop with no name: {e}" for e in page.evaluate(JS_NAMELESS_TAB_STOPS)]
     return problems
 
 
@@ -510,16 +542,22 @@ def check_sliders(page, layout: str) -> list[str]:
     return problems
 
 
+def explorer_count_problems(explorers, path: str) -> list[str]:
+    """The page shows as many explorers as its notebook builds."""
+    notebook = REPO / Path(path).with_suffix(".ipynb")
+    expected = _explorers_built(notebook) if notebook.exists() else 0
+    if explorers.count() != expected:
+        return [f"{explorers.count()} explorers on the page, {expected} in the notebook"]
+    return []
+
+
 def check_explorers(page, path: str) -> list[str]:
     """Each explorer shows sliders and a figure; moving each slider with the
     keyboard changes the figure and the slider's value text, and the new
     figure's alt text names the new value (where the old one named the old)."""
     problems = []
     explorers = page.locator(EXPLORERS)
-    notebook = REPO / Path(path).with_suffix(".ipynb")
-    expected = _explorers_built(notebook) if notebook.exists() else 0
-    if explorers.count() != expected:
-        problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
+    problems += explorer_count_problems(explorers, path)
     for i in range(explorers.count()):
         explorer = explorers.nth(i)
         if not explorer.get_attribute("data-book-explorer"):
@@ -586,6 +624,7 @@ def test_page(site, browser, path, layout):
         if rec.transferred > limit:
             problems.append(f"page transferred {rec.transferred / 1e3:.0f} KB gzip (limit {limit / 1e3:.0f} KB)")
 
+        problems += check_accessibility_tree(page)
         problems += check_icons(page, rec)
         problems += check_tables_and_overflow(page)
         problems += check_sliders(page, layout)
@@ -615,10 +654,7 @@ def test_page_without_javascript(site, browser, path):
         # Chromium refuses the theme's script preloads when scripts are off.
         rec.errors = [e for e in rec.errors if not e.endswith("(csp)")]
         explorers = page.locator(EXPLORERS)
-        notebook = REPO / Path(path).with_suffix(".ipynb")
-        expected = _explorers_built(notebook) if notebook.exists() else 0
-        if explorers.count() != expected:
-            problems.append(f"{explorers.count()} explorers on the page, {expected} in the notebook")
+        problems += explorer_count_problems(explorers, path)
         for i in range(explorers.count()):
             explorer = explorers.nth(i)
             img = explorer.locator("img")
@@ -631,11 +667,23 @@ def test_page_without_javascript(site, browser, path):
             note = explorer.locator(".vsock-explorer-nojs")
             if not note.count() or not note.first.is_visible() or "need JavaScript" not in note.first.text_content():
                 problems.append(f"explorer {i}: no line saying the sliders need JavaScript")
+            else:
+                # The line names the setting the image shows, as its alt text does.
+                shown = [c["label"] + " " + c["options"][int(v)] for c, v in zip(
+                    json.loads(explorer.locator("script.vsock-explorer-grid").text_content())["controls"],
+                    [s.get_attribute("value") for s in explorer.locator(SLIDERS).all()])]
+                if not all(s in note.first.text_content() for s in shown):
+                    problems.append(f"explorer {i}: its line does not say it shows {', '.join(shown)}")
             if explorer.locator(SLIDERS).first.is_visible():
                 problems.append(f"explorer {i}: shows sliders that cannot work without JavaScript")
         width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         if width[0] > width[1]:
             problems.append(f"the page is {width[0]} px wide on a {width[1]} px screen")
+        # Every control of the sticky header needs scripts: an empty bar (or a
+        # see-through one) would only hide the text scrolling under it.
+        header = page.locator(".bd-header-article")
+        if header.count() and header.is_visible():
+            problems.append(f"an empty header bar {header.bounding_box()['height']:.0f} px high covers the text")
         problems += [f"blocked external request: {u}" for u in rec.blocked]
         problems += rec.errors
         assert not problems, f"{path} (no JavaScript):\n  " + "\n  ".join(problems)
@@ -663,6 +711,21 @@ def test_explorer_after_the_back_button_shows_the_figure_its_sliders_say(site, b
         grid = json.loads(explorer.locator("script.vsock-explorer-grid").text_content())
         assert said == grid["controls"][0]["options"][int(slider.input_value())]
         assert said in explorer.locator("img.vsock-explorer-figure").get_attribute("alt")
+        assert not rec.errors, rec.errors
+    finally:
+        rec.close()
+
+
+def test_front_door_leads_to_the_first_page(site, browser):
+    """The site's root is a whole page (language, title, a link) that opens
+    the book's first page."""
+    root = (BUILD / "html" / "index.html").read_text(encoding="utf-8")
+    assert root.startswith("<!DOCTYPE html>") and '<html lang="en">' in root and "<title>" in root
+    assert '<a href="book/intro.html">' in root
+    rec = PageRecorder(browser, site, "phone")
+    try:
+        page = rec.open("")
+        page.wait_for_url("**/book/intro.html")
         assert not rec.errors, rec.errors
     finally:
         rec.close()

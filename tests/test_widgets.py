@@ -226,6 +226,7 @@ def test_static_form_sliders_are_named_range_inputs_hidden_until_the_script_runs
     # The figure without JavaScript is the initial one, with the line saying why it does not move.
     assert IMG_RE.search(html_).group(1) == ex.alt_text([2, 0])
     assert "<noscript>" in html_ and "need JavaScript" in html_
+    assert "it shows payload 4 KiB, socket buffer 16 KiB." in html_
     # Two explorers on a page have different ids; the same explorer the same one at every build.
     other = make(initial={"payload": 64}).static_html
     assert inputs[0][0] == re.search(r'id="([^"]+)"', make(initial={"payload": 4096}).static_html).group(1) + "-payload"
@@ -393,5 +394,18 @@ def test_an_explorer_links_each_figure_to_the_lab_with_its_settings():
     html_ = ex.leaf(payload=4096).value
     href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', html_).group(1).replace("&amp;", "&")
     assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
+    assert "to vary them freely</p>" in html_           # the lab has every slider's setting
     plain = explorer(draw, {"payload": [64], "buffer": [65536]}, alt="p").build()
     assert "lab.html" not in plain.leaf().value
+
+
+def test_lab_link_names_the_sliders_the_lab_has_no_setting_for():
+    def draw(fig, payload, wake, noise):
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, payload])
+        label(ax, x="time (s)", y="bytes (B)")
+
+    ex = explorer(draw, {"payload": [64], "wake": [200], "noise": [2]}, alt="p",
+                  labels={"wake": "reader wake-up", "noise": "host noise"}, lab={"variant": "p1-p3"})
+    assert "(it has no reader wake-up or host noise setting)</p>" in ex.build().leaf().value
+    assert "(it has no reader wake-up or host noise setting)</p>" in ex.static_html

@@ -13,6 +13,7 @@
  *    the edge they can scroll towards, so a reader knows there is more; a
  *    table with a header row that does not fit becomes one card per row.
  * 4. The phone drawers (chapter list, page contents) get a close button.
+ * 5. Blocks the theme makes tab stops (those that scroll) get a name.
  */
 (function () {
   "use strict";
@@ -49,6 +50,14 @@
     body.addEventListener("scroll", function () { markOverflow([body]); }, { passive: true });
     // A tap on the dimmed page around the figure closes it, as Esc does.
     d.addEventListener("click", function (e) { if (e.target === d) d.close(); });
+    // Esc closes it wherever focus is: Sphinx's search highlighter cancels
+    // the browser's own Esc unless a control has focus (the figure, say).
+    d.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape") return;
+      e.preventDefault();
+      e.stopPropagation();
+      d.close();
+    });
     d.addEventListener("close", function () {
       d.querySelector("img").removeAttribute("src");
       if (opener && document.contains(opener)) opener.focus();
@@ -277,6 +286,28 @@
     });
   }
 
+  /* ------------------------------------------------------------ tab stops */
+
+  // The theme makes every block that scrolls a tab stop (tabindex 0), so a
+  // keyboard can scroll it; a screen reader would announce a stop with no
+  // name. Each one says what it is.
+  function nameTabStop(el) {
+    if (el.tabIndex !== 0 || el.hasAttribute("aria-label")) return;
+    var what = el.matches(".pst-scrollable-table-container") ? "table"
+      : el.closest(".cell_output, .output_area, .output") ? "output" : "code";
+    el.setAttribute("role", "group");
+    el.setAttribute("aria-label", "Scrollable " + what);
+  }
+
+  function wireTabStops() {
+    var main = document.getElementById("main-content");
+    if (!main || !window.MutationObserver) return;
+    main.querySelectorAll('[tabindex="0"]').forEach(nameTabStop);
+    new MutationObserver(function (records) {
+      records.forEach(function (r) { nameTabStop(r.target); });
+    }).observe(main, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
+  }
+
   /* ----------------------------------------------------------------- start */
 
   function start() {
@@ -287,6 +318,7 @@
     wireDrawer("pst-secondary-sidebar-modal", "Close the page's contents", ".secondary-toggle");
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
+    wireTabStops();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

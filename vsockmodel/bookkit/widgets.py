@@ -40,8 +40,9 @@ How it works:
   ``alt.format(**labels)`` where each placeholder receives the *formatted*
   value label of that control (e.g. ``"4 KiB"``).
 * **Without JavaScript.** The static form's sliders are ``hidden`` until
-  book.js shows them; the first figure is a plain image, and a
-  ``<noscript>`` line says that the sliders need JavaScript.
+  book.js shows them; the initial figure is a plain image, and a
+  ``<noscript>`` line says that the sliders need JavaScript and which
+  setting the image shows.
 * **Text size.** The figures are shown at 100 CSS px per inch and open at
   least that large in the book's figure viewer; text smaller than
   :data:`~vsockmodel.bookkit.style.MIN_TEXT_PT` (9 CSS px there) is refused
@@ -287,12 +288,19 @@ class Explorer:
         return f"../book/lab.html#{query}"
 
     def _lab_link(self, params: Mapping[str, Any]) -> str:
-        """A link that opens the lab with these settings, or "" (no ``lab``)."""
+        """A link that opens the lab with these settings, or "" (no ``lab``).
+
+        The link says which sliders the lab has no setting for (a scenario's
+        reader wake-up, say): the same for every figure of the grid, so the
+        book's script only changes the address as the sliders move.
+        """
         href = self._lab_href(params)
         if href is None:
             return ""
+        missing = [self._labels[n] for n in self.names if n not in self.lab_settings(params)]
+        note = f" (it has no {_or_list(missing)} setting)" if missing else ""
         return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
-                f'Open these settings in the lab</a>, to vary them freely</p>')
+                f'Open these settings in the lab</a>, to vary them freely{html.escape(note)}</p>')
 
     def _leaf(self, value: str) -> W.HTML:
         return W.HTML(value=value, tooltip="", layout=self._leaf_layout, style=self._leaf_style)
@@ -424,11 +432,15 @@ class Explorer:
             f'<div class="vsock-explorer vsock-explorer--static" id="{uid}">'
             f'<div class="vsock-explorer__sliders" hidden>{"".join(sliders)}</div>'
             '<noscript><p class="vsock-explorer-nojs">This figure has sliders, which need '
-            "JavaScript; without it, it shows its first setting.</p></noscript>"
+            f"JavaScript; without it, it shows {html.escape(self._setting_text(start))}.</p></noscript>"
             f"{self._img_html(self._sources[start], self.alt_text(start))}"
             f"{self._lab_link(self._params(start))}"
             f'<script type="application/json" class="vsock-explorer-grid">{data}</script></div>'
         )
+
+    def _setting_text(self, idx: Sequence[int]) -> str:
+        """The sliders' values at grid cell ``idx`` in words ("payload 4 KiB, buffer 64 KiB")."""
+        return ", ".join(f"{self._labels[n]} {self.value_labels[n][i]}" for n, i in zip(self.names, idx))
 
     def _repr_mimebundle_(self, **kwargs):
         """The ipywidgets view (Jupyter), its static form (the book), short text."""
@@ -471,3 +483,8 @@ def _check_figsize(figsize) -> tuple[float, float]:
         raise ValueError(f"figsize: {figsize!r} is out of range; allowed (0, {MAX_FIG_INCHES}] "
                          f"inches per side")
     return width, height
+
+
+def _or_list(words: Sequence[str]) -> str:
+    """["a"] -> "a"; ["a", "b", "c"] -> "a, b or c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
