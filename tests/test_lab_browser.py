@@ -16,6 +16,7 @@ import math
 import shlex
 
 import pytest
+from playwright.sync_api import expect
 
 import vsockmodel as vm
 from book_support import HTML, ensure_book_built, serve
@@ -254,9 +255,10 @@ def test_the_url_holds_the_whole_state(lab, browser, site):
 def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browser, site):
     page, watch = offline_page(browser, site)
     page.goto(site + "book/lab.html#variant=bogus&payload=banana&buffer=1")
+    # Before the runtime starts: the precomputed run is the defaults', and says so.
     prov = page.locator(".lab-provenance")
-    assert "not this link's" in prov.text_content()            # the precomputed run is the defaults'
-    assert "variant=bogus: not one of" in page.locator(".lab-link-note").text_content()
+    expect(prov).to_contain_text("not this link's", timeout=30_000)
+    expect(page.locator(".lab-link-note")).to_contain_text("variant=bogus: not one of")
     page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
     for name, value in (("payload", "banana"), ("buffer", 1)):
         err = _field(page, name).locator(".lab-field-error")
@@ -512,8 +514,8 @@ def test_opened_as_a_file_it_says_how_to_serve_it(browser):
     ensure_book_built()
     page, _ = offline_page(browser, "file://")
     page.goto((HTML / "book" / "lab.html").as_uri())
-    status = page.locator(".lab-status").text_content()
-    assert "python3 -m http.server" in status and "file://" in status
+    expect(page.locator(".lab-status")).to_contain_text("python3 -m http.server", timeout=30_000)
+    assert "file://" in page.locator(".lab-status").text_content()
     page.context.close()
 
 
