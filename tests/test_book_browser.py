@@ -480,6 +480,13 @@ def check_figures(page, layout: str) -> list[str]:
     return problems
 
 
+#: The blocks pydata-sphinx-theme makes tab stops while they scroll; book.js names them.
+SCROLL_STOPS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container"
+#: Anything else book.js named "Scrollable ..." lost its own role (a lab tab, say).
+JS_MISNAMED_AS_SCROLLABLE = f"""() => [...document.querySelectorAll('[aria-label^="Scrollable "]')]
+  .filter(e => !e.matches('{SCROLL_STOPS}') || e.tabIndex !== 0)
+  .map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.'))"""
+
 JS_NAMELESS_TAB_STOPS = """() => [...document.querySelectorAll('#main-content [tabindex="0"]')]
   .filter(e => !e.matches('a[href], button, input, select, textarea, summary')
                && !(e.getAttribute('aria-label') || '').trim() && !e.getAttribute('aria-labelledby'))
@@ -506,6 +513,7 @@ def check_accessibility_tree(page) -> list[str]:
     if found != zooms:
         problems.append(f"{found} of {zooms} 'Full size' buttons in the accessibility tree")
     problems += [f"a tab stop with no name: {e}" for e in page.evaluate(JS_NAMELESS_TAB_STOPS)]
+    problems += [f"not a scrolling block, but named one: {e}" for e in page.evaluate(JS_MISNAMED_AS_SCROLLABLE)]
     return problems
 
 

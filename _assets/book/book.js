@@ -13,7 +13,7 @@
  *    the edge they can scroll towards, so a reader knows there is more; a
  *    table with a header row that does not fit becomes one card per row.
  * 4. The phone drawers (chapter list, page contents) get a close button.
- * 5. Blocks the theme makes tab stops (those that scroll) get a name.
+ * 5. Blocks the theme makes tab stops while they scroll get a name.
  */
 (function () {
   "use strict";
@@ -288,21 +288,32 @@
 
   /* ------------------------------------------------------------ tab stops */
 
-  // The theme makes every block that scrolls a tab stop (tabindex 0), so a
-  // keyboard can scroll it; a screen reader would announce a stop with no
-  // name. Each one says what it is.
+  // The theme makes each of these blocks a tab stop (tabindex 0) while it
+  // scrolls, so a keyboard can scroll it (pydata-sphinx-theme's
+  // addTabStopsToScrollableElements, same selectors); a screen reader would
+  // announce a stop with no name. Each one says what it is while it is one.
+  var SCROLL_STOPS = "pre, .nboutput > .output_area, .cell_output > .output, "
+    + ".jp-RenderedHTMLCommon, .pst-scrollable-table-container";
+
   function nameTabStop(el) {
-    if (el.tabIndex !== 0 || el.hasAttribute("aria-label")) return;
-    var what = el.matches(".pst-scrollable-table-container") ? "table"
-      : el.closest(".cell_output, .output_area, .output") ? "output" : "code";
-    el.setAttribute("role", "group");
-    el.setAttribute("aria-label", "Scrollable " + what);
+    if (!el.matches(SCROLL_STOPS)) return;
+    if (el.tabIndex === 0 && !el.hasAttribute("aria-label")) {
+      var what = el.matches(".pst-scrollable-table-container") ? "table"
+        : el.closest(".cell_output, .output_area, .output") ? "output" : "code";
+      el.setAttribute("role", "group");
+      el.setAttribute("aria-label", "Scrollable " + what);
+      el.dataset.bookNamed = "";
+    } else if (el.tabIndex !== 0 && el.hasAttribute("data-book-named")) {
+      el.removeAttribute("role");
+      el.removeAttribute("aria-label");
+      el.removeAttribute("data-book-named");
+    }
   }
 
   function wireTabStops() {
     var main = document.getElementById("main-content");
     if (!main || !window.MutationObserver) return;
-    main.querySelectorAll('[tabindex="0"]').forEach(nameTabStop);
+    main.querySelectorAll(SCROLL_STOPS).forEach(nameTabStop);
     new MutationObserver(function (records) {
       records.forEach(function (r) { nameTabStop(r.target); });
     }).observe(main, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });

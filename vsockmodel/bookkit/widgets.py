@@ -291,8 +291,9 @@ class Explorer:
         """A link that opens the lab with these settings, or "" (no ``lab``).
 
         The link says which sliders the lab has no setting for (a scenario's
-        reader wake-up, say): the same for every figure of the grid, so the
-        book's script only changes the address as the sliders move.
+        reader wake-up, say). The book's script only changes the address as
+        the sliders move, so a ``lab`` function must name the same settings
+        for every figure (a dict always does).
         """
         href = self._lab_href(params)
         if href is None:
