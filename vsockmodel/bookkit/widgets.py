@@ -280,12 +280,7 @@ class Explorer:
         """The lab's address with these settings (the pages sit one folder
         deep, so ../book/lab.html is the lab from every one of them)."""
         settings = self.lab_settings(params)
-        if settings is None:
-            return None
-        from urllib.parse import urlencode
-
-        query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
-        return f"../book/lab.html#{query}"
+        return None if settings is None else _lab_address(settings)
 
     def _lab_link(self, params: Mapping[str, Any]) -> str:
         """A link that opens the lab with these settings, or "" (no ``lab``).
@@ -295,10 +290,11 @@ class Explorer:
         the sliders move, so a ``lab`` function must name the same settings
         for every figure (a dict always does).
         """
-        href = self._lab_href(params)
-        if href is None:
+        settings = self.lab_settings(params)
+        if settings is None:
             return ""
-        missing = [self._labels[n] for n in self.names if n not in self.lab_settings(params)]
+        href = _lab_address(settings)
+        missing = [self._labels[n] for n in self.names if n not in settings]
         note = f" (it has no {_or_list(missing)} setting)" if missing else ""
         return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
                 f'Open these settings in the lab</a>, to vary them freely{html.escape(note)}</p>')
@@ -489,3 +485,11 @@ def _check_figsize(figsize) -> tuple[float, float]:
 def _or_list(words: Sequence[str]) -> str:
     """["a"] -> "a"; ["a", "b", "c"] -> "a, b or c"."""
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _lab_address(settings: Mapping[str, Any]) -> str:
+    """The lab's address (relative to a chapter) with these settings in its fragment."""
+    from urllib.parse import urlencode
+
+    query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
+    return f"../book/lab.html#{query}"
