@@ -4,6 +4,8 @@ Paths are in the Linux tree. Where a value depends on the kernel version or on
 the build configuration, the comment says which version or configuration.
 """
 
+import functools
+
 KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
@@ -83,9 +85,13 @@ HALT_POLL_NS_GROW = 2
 HALT_POLL_NS_GROW_START = 10_000
 HALT_POLL_NS_SHRINK = 2
 
-# include/uapi/linux/virtio_vsock.h: enum virtio_vsock_op (the two the model sends).
+# include/uapi/linux/virtio_vsock.h: enum virtio_vsock_op (the ones the model sends).
 VIRTIO_VSOCK_OP_SHUTDOWN = 4
 VIRTIO_VSOCK_OP_RW = 5
+VIRTIO_VSOCK_OP_CREDIT_UPDATE = 6
+
+# include/uapi/asm-generic/errno.h: what a reset on a full receive queue reports (a4f0b001782b).
+ENOBUFS = 105
 
 # Seed series, patch 2/5 (virtio_transport.c): the RX lock batch bound.
 VIRTIO_TRANSPORT_RX_BATCH_MAX_PKTS = 64
@@ -188,6 +194,7 @@ PAGE_SIZE = 4096
 PAGE_ALLOC_COSTLY_ORDER = 3
 
 
+@functools.lru_cache(maxsize=64)
 def tx_skb_truesize(payload: int) -> int:
     """skb->truesize of one host TX skb carrying ``payload`` bytes.
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from ..model import kernel
 from ..model.params import make_params
 from ..model.units import parse_number, parse_size
-from ..sim.engine import Sim
-from ..sim.guest import RxWorker
+from ..sim.engine import Cpu, Sim, Task
+from ..sim.guest import Kworker, VirtioVsock
 from ..sim.reader import Reader
 from ..sim.sock import GuestSock
-from ..sim.virtqueue import Packet, RxVirtqueue
+from ..sim.virtqueue import Packet, Virtqueue
 
 # A reader thread that wakes almost at once (a polling idle loop on its vCPU),
 # as in the review thread's argument; raise it to see every mode reset.
@@ -54,32 +54,20 @@ class StarvationResult:
         return d
 
 
-class _ScriptedHost:
-    """Publishes two packets at once and signals, like one vhost run of two buffers."""
+class _ScriptedHost(Task):
+    """Uses two guest buffers at once and signals, like one vhost run of two buffers."""
 
-    def __init__(self, sim: Sim, vq: RxVirtqueue, payload: int):
-        self.sim, self.vq, self.payload = sim, vq, payload
-        self.worker = None
+    def __init__(self, sim: Sim, vq: Virtqueue, payload: int) -> None:
+        super().__init__(sim, "vhost", Cpu("host vhost", guest=False))
+        self.vq, self.payload = vq, payload
 
     def main(self):
-        yield self.sim.env.timeout(ARRIVAL_NS)
-        t = self.sim.env.now
+        yield self.env.timeout(ARRIVAL_NS)
         for i in range(2):
             self.vq.avail -= 1
-            self.vq.publish(t, Packet(self.payload, i))
-        self.sim.stats.bytes_sent += 2 * self.payload
-        self.sim.log(t, "vhost", "publish 2 packets + signal")
-        self.worker.signal(t)
-
-    def kick(self, delay: float) -> None:
-        pass
-
-
-class _NoHost:
-    """The reader's credit updates go nowhere: the host sends nothing more."""
-
-    def from_guest(self, t: float, fwd_cnt: int, buf_alloc: int, nbytes: int = 0) -> None:
-        pass
+            self.vq.vhost_add_used(self, Packet(self.payload, i))
+        self.sim.log(self.t, "vhost", "publish 2 packets + signal")
+        self.vq.vhost_signal(self)
 
 
 def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check: bool | None = None,
@@ -102,15 +90,14 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
     costs = costs.with_(vcpu_wake_short_ns=reader_wake_ns, vcpu_wake_long_ns=reader_wake_ns,
                         sleep_ns=0.0, jitter_cv=0.0, wake_latency_cv=0.0)
     sim = Sim(p, costs)
-    vq = RxVirtqueue()
+    rx_vq, tx_vq = Virtqueue("rx", p.rx_ring_size), Virtqueue("tx", p.rx_ring_size)
+    rx_vq.kick_handler = tx_vq.kick_handler = lambda at: None   # the host sends nothing more
     sk = GuestSock(sim)
-    host = _ScriptedHost(sim, vq, p.payload)
-    worker = RxWorker(sim, vq, sk, host)
-    host.worker = worker
-    reader = Reader(sim, sk, _NoHost(), worker)
-    sim.env.process(host.main())      # a plain simpy process
-    worker.start()
-    reader.start()
+    host = _ScriptedHost(sim, rx_vq, p.payload)
+    worker = Kworker(sim, VirtioVsock(sim, rx_vq, tx_vq, sk), Cpu("guest CPU1", guest=True))
+    reader = Reader(sim, sk, tx_vq, Cpu("guest CPU0", guest=True), worker=worker)
+    for task in (host, worker, reader):
+        task.start()
     sim.run()
     trace = [(t, a, e + (f" {info}" if info else "")) for t, a, e, info in sim.trace]
     return StarvationResult(

@@ -1,87 +1,77 @@
-"""The simulation's clock, random streams, statistics and limits, on simpy.
+"""The engine: simpy's clock, the threads and their CPUs, sleeping and waking,
+and where threads meet. The kernel's code lives elsewhere; this module is
+everything that code needs from a computer.
+
+What a kernel function may do
+-----------------------------
+``self.work(ns)`` where the kernel does work (CPU time on its CPU, with
+noise), ``self.exit_work(ns)`` for a VM exit (time the vCPU spends in the
+host), and the kernel's own blocking calls, written ``yield from ...``:
+``lock_sock``, waiting for data, waiting for work. Every ``yield from`` marks
+a place where this thread meets another; nothing else in a kernel function
+is about time.
 
 How time works
 --------------
-Every actor (host sender, vhost worker, guest RX worker, reader) is a simpy
-process: a generator that yields simpy events. A thread's CPU time is charged
-where its code runs, with :meth:`Task.work`, into ``acc``: work done but not
-yet turned into simulated time. Turning it into time costs a simpy timeout,
-so an actor does that only when it must: before it touches state another
-actor can see (the socket lock, the receive queue, the virtqueue), and only
-if another event is due before its own virtual time ``env.now + acc``::
+A thread (``Task``) charges CPU time where its code runs, into ``acc``: work
+done but not yet turned into simulated time. Its own clock is ``t = now +
+acc``. It turns ``acc`` into simulated time (a simpy timeout) only where it
+meets another thread and only if that other thread might act first, that is,
+if some event is due before ``t`` (``sync``). Otherwise nothing can happen in
+between and it runs ahead. The places where threads meet are the shared
+objects' own operations, as in the kernel: spinlocks (``SpinLock``), wait
+queues (``WaitQueue``) and wake-ups (``Sim.try_to_wake_up``), the virtqueues'
+rings, the work lists. So the event count stays near one per interaction
+between threads, not one per kernel function.
 
-    if self.behind():
-        yield self.flush()
+A queue between threads carries time stamps (a used buffer is published at
+its producer's clock ``t``), and its consumer takes an entry once its own
+clock has passed the stamp. A consumer that finds nothing must make sure
+nothing can still arrive before its clock: ``Task.sync`` for a peer that may
+act at any time, or a lookahead (``Task.earliest_action``) where the peer is
+known to be slower to reach it (a guest packet reaches vhost only after a VM
+exit).
 
-Otherwise nothing can happen in between, and it runs ahead. This keeps the
-event count near one per interaction between actors, not one per kernel
-function, without changing any ordering.
-
-A thread that blocks sleeps on a :class:`Wakeup`, which another actor fires
-with a latency (the wake-up of a halted vCPU, say).
-
-Queues between actors carry time stamps (a used buffer is published at a
-simulated time, an skb is queued at one), so a consumer takes an entry only
-once its own virtual time has passed the stamp. The host side, whose inputs
-from the guest (credit, RX buffers) only ever grow, may run ahead of the
-guest; it bounds how far with a lookahead (``Vhost.horizon``).
-
-Noise: every CPU cost is multiplied by a seeded log-normal factor of mean 1
-(``jitter_cv``), and every wake-up latency by another (``wake_latency_cv``),
-both drawn from precomputed quantile tables. The two come from two random
-streams of the run's seed; CPU-cost factors are drawn a few thousand at a
-time, as a run charges about ten costs per packet.
+Waking
+------
+One path: ``Sim.try_to_wake_up(task, waker)`` (kernel/sched/core.c), with the
+latency model in one place (``Sim.wake_latency``): a guest task whose vCPU
+halted wakes after the vCPU does (KVM halt polling, a shallow or a deep host
+C-state), a host thread after the host scheduler runs it. Each latency is
+drawn from the sleeper's own noise stream (``vsockmodel.sim.noise``).
 
 Only simpy's public API is used: ``Environment.process``, ``timeout``,
-``event``, ``peek``, ``step``, ``now``. :meth:`Sim.run` steps the environment
-itself so that the actors can read the current time as a plain attribute,
-``sim.now`` (the time of the event being processed), on their hot path.
+``event``, ``peek``, ``step``, ``now``. ``Sim.run`` steps the environment
+itself, so that threads read the current time as a plain attribute,
+``sim.now``, on their hot path.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
-import random
 import time
-from statistics import NormalDist
 from typing import Any, Generator
 
 import simpy
 
 from ..model.costs import Costs
 from ..model.params import Params
+from . import noise
 from .errors import SimulationLimitExceeded
 from .kvm import HaltPoll
-from .stats import Stats
+from .stats import Stats, Tracepoints
 
 # A task's main() and its blocking kernel functions: generators of simpy events.
 Steps = Generator[Any, Any, Any]
 
-
-@functools.lru_cache(maxsize=16)
-def _lognormal_table(cv: float, n: int = 2048) -> tuple[float, ...]:
-    """n equally likely quantiles of a log-normal with mean 1 and the given cv.
-
-    Drawing a noise factor is then one uniform random number and an index.
-    The table depends only on (cv, n), so runs share it.
-    """
-    if cv <= 0:
-        return (1.0,) * n
-    sigma = math.sqrt(math.log1p(cv * cv))
-    normal = NormalDist(-sigma * sigma / 2, sigma)
-    table = [math.exp(normal.inv_cdf((i + 0.5) / n)) for i in range(n)]
-    mean = math.fsum(table) / n    # exact: the same on every Python (3.12 changed sum())
-    return tuple(x / mean for x in table)
+RUNNING, SLEEPING = "running", "sleeping"
 
 
 class Sim:
-    """Clock, random streams, statistics and limits of one run."""
+    """Clock, noise streams, statistics, trace and bounds of one run, and the scheduler."""
 
     MAX_EVENTS_PER_PACKET = 60
     MAX_WALL_S = 30.0
-    TABLE = 2048
     # A trace entry is a few hundred bytes: the cap bounds a traced run's memory
     # (about 200 MB at most); the events after it are not recorded.
     MAX_TRACE_EVENTS = 600_000
@@ -90,18 +80,15 @@ class Sim:
         self.p = params
         self.c = costs
         self.env = simpy.Environment(initial_time=0.0)   # a float clock from the start
-        self.rng = random.Random(params.seed)            # wake-up latencies
         self.stats = Stats()
         self.trace: list | None = [] if params.trace else None
+        self.tracepoints = Tracepoints(self)
+        self.min_wake_latency = self._min_wake_latency()
         self.finished = self.env.event()
-        self._wake = _lognormal_table(costs.wake_latency_cv, self.TABLE)
-        # CPU-cost noise factors, an endless stream: next(sim.jitter) is one factor.
-        self.jitter = self._noise_stream(random.Random(f"{params.seed}/cpu"),
-                                         _lognormal_table(costs.jitter_cv, self.TABLE))
         self.now = 0.0          # env.now, while an event is processed (Sim.run)
         self.events = 0
-        # Scheduling events, plus recv() calls (Reader.recvmsg counts them too:
-        # a reader taking one byte at a time may run long without yielding).
+        # Scheduling events, plus recv() calls (the reader counts them too: a
+        # reader taking one byte at a time may run long without yielding).
         self.max_events = self.MAX_EVENTS_PER_PACKET * params.work + 10_000
         self._wall_deadline = time.perf_counter() + self.MAX_WALL_S
 
@@ -125,39 +112,80 @@ class Sim:
         if not self.finished.triggered:
             self.finished.succeed()
 
-    # ---- randomness -----------------------------------------------------------
-    @staticmethod
-    def _noise_stream(rng: random.Random, table: tuple[float, ...], chunk: int = 4096):
-        """Factors drawn uniformly from ``table``, ``chunk`` at a time."""
-        return itertools.chain.from_iterable(rng.choices(table, k=chunk) for _ in itertools.count())
+    def noise(self, actor: str, purpose: str) -> Any:
+        """The noise stream of one actor: "cpu" (CPU costs) or "wake" (wake-up latencies)."""
+        cv = self.c.jitter_cv if purpose == "cpu" else self.c.wake_latency_cv
+        return noise.stream(self.p.seed, actor, purpose, cv)
 
-    def latency(self, mean: float) -> float:
-        """A wake-up latency with seeded noise (log-normal with the configured cv)."""
-        return mean * self._wake[int(self.rng.random() * self.TABLE)]
+    # ---- the scheduler ----------------------------------------------------------
+    def try_to_wake_up(self, task: "Task", waker: "Task | None" = None, at: float | None = None,
+                       via: str = "", by: str = "irq") -> bool:
+        """kernel/sched/core.c try_to_wake_up(): make a sleeping task runnable.
 
-    def vcpu_wake(self, sleeper: "Task", t: float, halted_since: float | None = None) -> float:
-        """Latency until a guest task asleep since ``halted_since`` (by default
-        ``sleeper.slept_at``) runs, if woken at t.
-
-        Each task has its vCPU to itself, so when it sleeps its vCPU halts. A
-        wake-up while KVM still polls for the halted vCPU (``kvm.HaltPoll``)
-        skips the host scheduler. Otherwise: the longer the vCPU has been idle,
-        the deeper the host CPU under it sleeps, and the slower the wake-up.
+        The wake-up happens at the waker's clock (or at ``at``: an interrupt
+        vhost raises at its own time), and the task runs a latency later
+        (``wake_latency``). A guest task that wakes one on another vCPU pays
+        for it: the run-queue work and, without IPI virtualisation, the IPI's
+        VM exit. ``via`` names the callback or interrupt, ``by`` the waker
+        when it is not a task paying for it. False if the task was not asleep.
         """
-        c = self.c
-        halt_ns = t - (sleeper.slept_at if halted_since is None else halted_since)
-        if c.halt_poll_ns and sleeper.halt_poll.kvm_vcpu_halt(halt_ns):
-            return self.latency(c.halt_poll_wake_ns)
-        shallow = halt_ns < c.deep_idle_ns
-        return self.latency(c.vcpu_wake_short_ns if shallow else c.vcpu_wake_long_ns)
+        if task.state is RUNNING:
+            return False
+        task.state = RUNNING
+        task.woken_via = via
+        if waker is not None and waker.cpu.guest and task.cpu.guest and waker.cpu is not task.cpu:
+            waker.work(self.c.wakeup_ns)
+            waker.exit_work(self.c.ipi_exit_ns)
+            waker.wakes_sent += 1
+        t = waker.t if waker is not None else at
+        self.stats.wakeups[task.name] += 1
+        if self.trace is not None:
+            self.log(t, waker.name if waker is not None else by, f"wake_{task.name}", via=via)
+        if task.wake_event is None:
+            return True          # not in schedule() yet: it goes on without sleeping
+        if t < task.sleep_at:
+            # still finishing its work before it sleeps: it goes on then, without sleeping
+            task.slept = False
+            delay = task.sleep_at - self.now
+        else:
+            delay = t - self.now + self.wake_latency(task, t)
+        task.resume_at = self.now + delay
+        event, task.wake_event = task.wake_event, None
+        if delay > 0:
+            self.env.timeout(delay).callbacks.append(lambda _timeout: event.succeed())
+        else:
+            event.succeed()
+        return True
 
-    def min_vcpu_wake(self) -> float:
-        """The shortest wake-up latency a halted vCPU can draw."""
+    def wake_latency(self, task: "Task", t: float) -> float:
+        """From the wake-up at t until the task runs: its CPU's way back from idle.
+
+        Each task has its CPU to itself, so when it sleeps its CPU idles. A
+        halted guest vCPU wakes fast while KVM still polls for it
+        (``kvm.HaltPoll``); otherwise the longer it has been idle, the deeper
+        the host CPU under it sleeps, and the slower it wakes. A host thread
+        waits for the host scheduler.
+        """
+        c, cpu = self.c, task.cpu
+        if not cpu.guest:
+            mean = c.host_wake_latency_ns
+        else:
+            halt_ns = t - cpu.idle_since
+            if c.halt_poll_ns and cpu.halt_poll.kvm_vcpu_halt(halt_ns):
+                mean = c.halt_poll_wake_ns
+            elif halt_ns < c.deep_idle_ns:
+                mean = c.vcpu_wake_short_ns
+            else:
+                mean = c.vcpu_wake_long_ns
+        return mean * next(task.wake_noise)
+
+    def _min_wake_latency(self) -> float:
+        """The shortest latency any wake-up can draw (for lookahead)."""
         c = self.c
-        fastest = min(c.vcpu_wake_short_ns, c.vcpu_wake_long_ns)
+        fastest = min(c.vcpu_wake_short_ns, c.vcpu_wake_long_ns, c.host_wake_latency_ns)
         if c.halt_poll_ns:
             fastest = min(fastest, c.halt_poll_wake_ns)
-        return fastest * min(self._wake)
+        return fastest * min(noise.lognormal_table(c.wake_latency_cv))
 
     # ---- trace ----------------------------------------------------------------
     def log(self, t: float, actor: str, event: str, **info) -> None:
@@ -182,56 +210,52 @@ class Sim:
                     f"run exceeded {self.MAX_WALL_S:.0f} s of wall time; stopping")
 
 
-class Wakeup:
-    """A wake-up in flight: an event a sleeping task waits on, which another
-    actor fires with a delay (the sleeper's wake-up latency).
+class Cpu:
+    """A CPU a task runs on: a guest vCPU, or a host CPU.
 
-    The sleeper learns when it will run (``resume_at``), which lets other actors
-    bound how far ahead they may safely run.
+    It is idle while its task sleeps; a guest vCPU then halts, and how fast it
+    comes back depends on how long it has been idle (``Sim.wake_latency``).
     """
 
-    __slots__ = ("task", "event", "fired")
+    __slots__ = ("name", "guest", "idle_since", "halt_poll")
 
-    def __init__(self, task: "Task") -> None:
-        self.task = task
-        self.event = task.env.event()
-        self.fired = False
-
-    def fire(self, delay: float) -> None:
-        """Wake the task ``delay`` ns from now."""
-        self.fired = True
-        self.task.resume_at = self.task.sim.now + delay
-        if delay > 0:
-            self.task.env.timeout(delay).callbacks.append(self._arrive)
-        else:
-            self.event.succeed()
-
-    def _arrive(self, _timeout) -> None:
-        self.event.succeed()
+    def __init__(self, name: str, guest: bool, halt_poll_ns: float = 0.0) -> None:
+        self.name = name
+        self.guest = guest
+        self.idle_since = 0.0
+        self.halt_poll = HaltPoll(halt_poll_ns)   # the vCPU's KVM halt-polling window
 
 
 class Task:
     """One kernel or user thread: a simpy process that charges CPU time where
-    its code runs and turns it into simulated time only when it must."""
+    its code runs and turns it into simulated time only where it meets another."""
 
-    def __init__(self, sim: Sim, name: str) -> None:
+    def __init__(self, sim: Sim, name: str, cpu: Cpu) -> None:
         self.sim = sim
         self.env = sim.env
         self.c = sim.c
         self.stats = sim.stats
         self.name = name
+        self.cpu = cpu
         self.acc = 0.0          # CPU time done but not yet turned into simulated time
         self.busy = 0.0         # total CPU time (what perf's cycles count)
-        self.slept_at = 0.0     # when this task last went to sleep
-        self.halt_poll = HaltPoll(sim.c.halt_poll_ns)   # its vCPU's, if it is a guest task
+        self.state = RUNNING
+        self.wake_event: simpy.Event | None = None   # set while in schedule()
+        self.sleep_at = 0.0     # the clock at which it last went to sleep
+        self.slept = False      # that sleep happened (a wake-up may come before it)
         self.resume_at: float | None = 0.0   # when it next runs; None: asleep, not yet woken
+        # What it sleeps on, and so who can wake it (lookahead): a WaitQueue,
+        # or anything with a ``wakers`` tuple (a worker thread's list of work).
+        self.waiting_on: Any = None
+        self.woken_via = ""     # what last woke it (try_to_wake_up's ``via``), until it takes a lock
         self.sleeps = 0         # times it blocked (each costs a context switch pair)
-        self.wakes_sent = 0     # wake-ups it paid for (try_to_wake_up + IPI)
+        self.wakes_sent = 0     # wake-ups it paid for (try_to_wake_up across vCPUs)
         self.process: simpy.Process | None = None
-        self._jitter = sim.jitter
+        self.cpu_noise = sim.noise(name, "cpu")
+        self.wake_noise = sim.noise(name, "wake")
 
     def log(self, event: str, **info) -> None:
-        """Record an event at this task's virtual time (with trace=True)."""
+        """Record an event at this task's clock (with trace=True)."""
         if self.sim.trace is not None:
             self.sim.log(self.t, self.name, event, **info)
 
@@ -240,7 +264,11 @@ class Task:
         raise NotImplementedError
 
     def start(self) -> None:
-        self.process = self.env.process(self.main())
+        self.process = self.env.process(self._body())
+
+    def _body(self) -> Steps:
+        yield from self.main()
+        self.resume_at = math.inf            # it will not act again
 
     @property
     def exited(self) -> bool:
@@ -250,12 +278,12 @@ class Task:
     # ---- CPU time -------------------------------------------------------------
     @property
     def t(self) -> float:
-        """This task's virtual time: now plus the work it has not turned into time."""
+        """This task's clock: now plus the work it has not turned into time."""
         return self.sim.now + self.acc
 
     def work(self, ns: float) -> None:
         """Spend ``ns`` of CPU time (with noise) on this task's CPU."""
-        ns *= next(self._jitter)
+        ns *= next(self.cpu_noise)
         self.acc += ns
         self.busy += ns
 
@@ -268,25 +296,13 @@ class Task:
         pmc_reprogram_counter), so cycles spent handling the exit are missing
         from the guest's cycles-per-byte tables. Not added to ``busy``.
         """
-        self.acc += ns * next(self._jitter)
+        if ns:
+            self.acc += ns * next(self.cpu_noise)
 
-    def idle_until(self, t: float) -> None:
-        """Advance this task's virtual time to ``t`` without using CPU."""
-        if t > self.sim.now + self.acc:
-            self.acc = t - self.sim.now
-
-    def sleep_until(self, t: float) -> None:
-        """Sleep until ``t``, a wake-up already known (data or credit that will
-        have arrived by then): idle, then pay the context switches, as sleep_on."""
-        self.slept_at = self.t
-        self.idle_until(t)
-        self.sleeps += 1
-        self.work(self.c.sleep_ns)
-
-    # ---- turning CPU time into simulated time ----------------------------------
+    # ---- meeting other threads (the shared objects call these) -------------------
     def behind(self) -> bool:
-        """True if another actor may act before this task's virtual time:
-        some event is due at or before ``now + acc``."""
+        """True if another thread may act before this task's clock: some event
+        is due at or before ``now + acc``."""
         return self.acc > 0 and self.env.peek() <= self.sim.now + self.acc
 
     def flush(self) -> simpy.Timeout:
@@ -296,19 +312,180 @@ class Task:
         self.sim.count_event()
         return self.env.timeout(delay)
 
-    def sleep_on(self, wakeup: Wakeup) -> Steps:
-        """Flush, then sleep until ``wakeup`` fires; then the context switches.
+    def preceded(self, peers: tuple["Task", ...]) -> bool:
+        """True if one of ``peers`` (the threads that share an object with this
+        one) may act before this task's clock; with no peers named, any thread."""
+        if self.acc <= 0:
+            return False
+        t = self.sim.now + self.acc
+        if self.env.peek() > t:
+            return False                         # nothing at all is due first
+        if not peers:
+            return True
+        for peer in peers:
+            if peer is not self and peer.earliest_action(self) <= t:
+                return True
+        return False
 
-        The task runs again when the waker's latency has passed (``fire``), and
-        schedule() out and back in costs it ``sleep_ns`` of CPU time before it
-        goes on.
-        """
-        if self.acc:
+    def sync(self, peers: tuple["Task", ...] = ()) -> Steps:
+        """Let every thread (of ``peers``) that may act before this task's clock act first."""
+        if self.preceded(peers):
             yield self.flush()
+
+    def earliest_action(self, asking: "Task", _seen: tuple = ()) -> float:
+        """The earliest simulated time this task can next act, as ``asking`` sees it.
+
+        A task that will run again knows when (``resume_at``); one asleep can
+        act only after one of the wakers of what it sleeps on wakes it, a
+        wake-up latency later. The asking task itself can act at its own clock.
+        """
+        if self is asking:
+            return asking.sim.now + asking.acc
+        resume = self.resume_at
+        if resume is not None:
+            now = self.sim.now
+            return resume if resume > now else now
+        seen = _seen + (self,)
+        soonest = math.inf
+        waiting_on = self.waiting_on
+        for waker in (waiting_on.wakers if waiting_on is not None else ()):
+            if waker not in seen:
+                t = waker.earliest_action(asking, seen)
+                if t < soonest:
+                    soonest = t
+        return soonest + self.sim.min_wake_latency
+
+    # ---- sleeping -----------------------------------------------------------------
+    def set_current_state_sleeping(self) -> None:
+        """set_current_state(TASK_INTERRUPTIBLE): from here a wake-up is not lost,
+        even if it comes before schedule()."""
+        self.state = SLEEPING
+
+    def schedule(self) -> Steps:
+        """kernel/sched/core.c schedule() for a sleeping task: give up the CPU
+        until try_to_wake_up(), then pay the context switches (``sleep_ns``).
+
+        The task goes to sleep at its own clock, without first turning its
+        work into simulated time: a wake-up that comes before that clock finds
+        it still running, and it goes on without sleeping, as one that came
+        before schedule() does. Returns at once if the task was woken since it
+        set its state.
+        """
+        if self.state is RUNNING:
+            return
         self.sim.count_event()
         self.sleeps += 1
-        self.slept_at = self.sim.now
-        if not wakeup.fired:
-            self.resume_at = None                           # asleep, not yet woken
-        yield wakeup.event
+        self.sleep_at = self.sim.now + self.acc
+        self.acc = 0.0
+        self.cpu.idle_since = self.sleep_at
+        self.resume_at = None                        # asleep, not yet woken
+        self.wake_event = self.env.event()
+        self.slept = True
+        yield self.wake_event
+        if self.slept:
+            self.work(self.c.sleep_ns)
+
+    def sleep_until_woken_at(self, t: float) -> None:
+        """Sleep now; the wake-up that ends it is already known to come at t
+        (data or credit stamped t): idle until it and its latency have passed,
+        then pay the context switches."""
+        self.cpu.idle_since = self.t
+        self.sleeps += 1
+        self.stats.wakeups[self.name] += 1
+        self.idle_until(t + self.sim.wake_latency(self, t))
         self.work(self.c.sleep_ns)
+
+    def idle_until(self, t: float) -> None:
+        """Advance this task's clock to ``t`` without using CPU."""
+        if t > self.sim.now + self.acc:
+            self.acc = t - self.sim.now
+
+
+class SpinLock:
+    """A spinlock (or any shared cache line): where threads on different CPUs meet.
+
+    Taking it brings the taker's clock into step with the other threads that
+    take it (``peers``, set when the run is wired; none named: every thread):
+    whoever may act first acts first. It is held for a few instructions, so
+    nobody waits for it here.
+    """
+
+    __slots__ = ("name", "peers")
+
+    def __init__(self, name: str, peers: tuple[Task, ...] = ()) -> None:
+        self.name = name
+        self.peers = peers
+
+    def spin_lock(self, task: Task) -> tuple:
+        """Take it: the steps to ``yield from`` (none, or a wait for the threads
+        that may take it first). A tuple, not a generator: taking an
+        uncontended lock should cost next to nothing."""
+        if task.preceded(self.peers):
+            return (task.flush(),)
+        return ()
+
+    def spin_unlock(self, task: Task) -> None:
+        pass
+
+
+class WaitQueue:
+    """include/linux/wait.h: tasks asleep until something happens.
+
+    ``prepare_to_wait`` adds a task (exclusive waiters are woken one at a
+    time, after every non-exclusive one); ``wake_up`` runs at the waker's
+    clock, under the queue's own lock in the kernel: a place where threads
+    meet. Every waiter is removed when woken (autoremove_wake_function).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        # Set when the run is wired: who may sleep here and who may wake them
+        # (the lookahead: none named means anyone).
+        self.peers: tuple[Task, ...] = ()
+        self.wakers: tuple[Task, ...] = ()
+        self.waiters: list[tuple[Task, bool]] = []     # (task, exclusive)
+
+    def prepare_to_wait(self, task: Task, exclusive: bool = False) -> None:
+        if not any(w is task for w, _ in self.waiters):
+            self.waiters.append((task, exclusive))
+        task.waiting_on = self
+        task.set_current_state_sleeping()
+
+    def finish_wait(self, task: Task) -> None:
+        task.state = RUNNING
+        task.waiting_on = None
+        self.waiters = [(w, x) for w, x in self.waiters if w is not task]
+
+    def active(self) -> bool:
+        """waitqueue_active()"""
+        return bool(self.waiters)
+
+    def wake_up(self, waker: Task, via: str = "") -> None:
+        """__wake_up(): wake every non-exclusive waiter and the first exclusive one.
+
+        The waker's callers have just met the other threads (under lock_sock,
+        or right after a ring or spinlock operation), so the waiters seen now
+        are those at the waker's clock. If another event is due first all the
+        same, the decision waits for the waker's clock (and the waker is not
+        charged for it).
+        """
+        if waker.preceded(self.peers):
+            t = waker.t
+            waker.env.timeout(t - waker.sim.now).callbacks.append(
+                lambda _timeout: self._wake_up(None, t, via, waker.name))
+            return
+        self._wake_up(waker, waker.t, via, waker.name)
+
+    def _wake_up(self, waker: Task | None, t: float, via: str, by: str) -> None:
+        if not self.waiters:
+            return
+        woken, kept, exclusive_done = [], [], False
+        for task, exclusive in self.waiters:
+            if exclusive and exclusive_done:
+                kept.append((task, exclusive))
+                continue
+            woken.append(task)
+            exclusive_done = exclusive_done or exclusive
+        self.waiters = kept
+        for task in woken:
+            task.sim.try_to_wake_up(task, waker, at=t, via=via, by=by)

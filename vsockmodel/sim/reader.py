@@ -1,8 +1,9 @@
-"""The guest reader: a thread on CPU0 calling blocking recv() (SO_RCVLOWAT = rcvlowat).
+"""The guest reader: a program on CPU0 calling blocking recv() (SO_RCVLOWAT = rcvlowat),
+and the kernel path its recv() runs.
 
     vsock_connectible_recvmsg          net/vmw_vsock/af_vsock.c
       lock_sock                        net/core/sock.c (GuestSock)
-      vsock_connectible_wait_data      (release_sock, schedule_timeout, lock_sock)
+      vsock_connectible_wait_data      (prepare_to_wait, release_sock, schedule, lock_sock)
       virtio_transport_stream_do_dequeue          net/vmw_vsock/virtio_transport_common.c
         virtio_transport_send_credit_update
       release_sock
@@ -13,20 +14,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import kernel
-from .engine import Sim, Steps, Task, Wakeup
+from .engine import Cpu, Sim, Steps, Task
 from .sock import GuestSock
+from .virtqueue import GuestPacket, Virtqueue
 
 WARMUP_FRACTION = 0.1
 
 
 class Reader(Task):
-    def __init__(self, sim: Sim, sk: GuestSock, host: Any, worker: Any) -> None:
-        super().__init__(sim, "reader")
+    def __init__(self, sim: Sim, sk: GuestSock, tx_vq: Virtqueue, cpu: Cpu, worker: Any = None) -> None:
+        super().__init__(sim, "reader", cpu)
         self.sk = sk
-        sk.reader = self
-        self.host = host          # receives guest packets: vhost's TX side (Any: the scenario's stand-in)
+        self.tx_vq = tx_vq        # the guest's TX queue: credit updates and replies go to vhost
         self.worker = worker      # the RX worker, whose busy time the measurement window starts from
 
+    # ---- the program ------------------------------------------------------------------
     def main(self) -> Steps:
         if self.sim.p.workload == "pingpong":
             yield from self.pingpong()
@@ -34,35 +36,19 @@ class Reader(Task):
             yield from self.stream()
 
     def stream(self) -> Steps:
-        """recv() until the whole transfer has arrived (or the stream was reset)."""
+        """recv() until the whole transfer has arrived, the peer has closed, or
+        the connection was reset; then the run ends."""
         p, stats = self.sim.p, self.stats
         total = p.transfer_bytes
         warmup = int(total * WARMUP_FRACTION)
-        while True:
-            n = yield from self.vsock_connectible_recvmsg(p.recv_size)
-            if self.sk.done:
-                return
-            if n == 0:
-                # End of stream before every byte arrived: a lost byte. Stop and
-                # let the byte accounting show it.
-                stats.end_t = self.t
-                self.sim.finish()
-                return
-            stats.bytes_received += n
-            stats.recv_sizes.append(n)
+        while stats.bytes_received < total:
+            n = yield from self.recv(p.recv_size)
+            if n <= 0:
+                break          # reset, or end of stream before every byte arrived (a lost byte)
             if stats.window_t0 is None and stats.bytes_received >= warmup:
                 self.open_window()
-            if stats.bytes_received >= total:
-                stats.end_t = self.t
-                self.sim.finish()
-                return
-
-    def open_window(self) -> None:
-        """Start measuring after the warm-up (the first WARMUP_FRACTION of the bytes)."""
-        stats = self.stats
-        stats.window_t0 = self.t
-        stats.window_bytes0 = stats.bytes_received
-        stats.window_busy0 = self.worker.busy
+        stats.end_t = self.t
+        self.sim.finish()
 
     def pingpong(self) -> Steps:
         """Receive each request in full, then send it back (a user-space echo)."""
@@ -70,28 +56,39 @@ class Reader(Task):
         for _ in range(p.requests):
             got = 0
             while got < p.payload:
-                n = yield from self.vsock_connectible_recvmsg(min(p.recv_size, p.payload - got))
-                if self.sk.done:
+                n = yield from self.recv(min(p.recv_size, p.payload - got))
+                if n <= 0:
+                    stats.end_t = self.t
+                    self.sim.finish()
                     return
                 got += n
-                stats.bytes_received += n
-            self.work(c.guest_send_ns)              # send(): the syscall, the TX path, the kick
-            if self.behind():
-                yield self.flush()
-            # The reply carries this socket's fwd_cnt and buf_alloc, like every packet.
-            self.sk.last_fwd_cnt = self.sk.fwd_cnt
-            self.host.from_guest(self.t + c.host_to_guest_latency_ns, self.sk.fwd_cnt,
-                                 self.sk.buf_alloc, p.payload)
+            self.send(p.payload)
         stats.end_t = self.t
         self.sim.finish()
+
+    def recv(self, length: int) -> Steps:
+        """One recv() call, as the program counts it: bytes returned, or -1 on an error."""
+        self.stats.recv_calls += 1
+        self.sim.count_event()    # the run's bound: a reader taking a byte at a time may never yield
+        n = yield from self.vsock_connectible_recvmsg(length)
+        if n > 0:
+            self.stats.bytes_received += n
+            self.stats.recv_sizes.append(n)
+        return n
+
+    def open_window(self) -> None:
+        """Start measuring after the warm-up (the first WARMUP_FRACTION of the bytes)."""
+        stats = self.stats
+        stats.window_t0 = self.t
+        stats.window_bytes0 = stats.bytes_received
+        stats.window_busy0 = self.worker.busy if self.worker is not None else 0.0
 
     # ---- vsock_connectible_recvmsg() --------------------------------------------------
     def vsock_connectible_recvmsg(self, length: int) -> Steps:
         """recv(length) -> __vsock_stream_recvmsg(): lock_sock, wait for data,
-        dequeue until SO_RCVLOWAT is met, release_sock. Returns the bytes copied."""
-        c, sk, stats = self.c, self.sk, self.stats
-        stats.recv_calls += 1
-        self.sim.count_event()
+        dequeue until SO_RCVLOWAT is met, release_sock. Returns the bytes
+        copied, or -ENOBUFS after a reset."""
+        c, sk = self.c, self.sk
         self.work(c.recv_syscall_ns)                # the syscall's entry and exit
         yield from sk.lock_sock(self)
         self.work(c.recvmsg_locked_ns)              # checks, notify hooks, wait-queue set-up
@@ -99,35 +96,36 @@ class Reader(Task):
         copied = 0
         while True:
             yield from self.vsock_connectible_wait_data()
-            if sk.done or sk.rx_bytes == 0:         # reset, or end of stream
+            if sk.sk_err or sk.rx_bytes == 0:       # reset, or end of stream
                 break
             read = self.virtio_transport_stream_do_dequeue(length - copied)
-            if not read:    # rx_bytes > 0 with nothing queued: accounting broke; don't spin
-                raise AssertionError(f"rx_bytes is {sk.rx_bytes} but the receive queue is empty")
             copied += read
             if read >= target:
                 break
             target -= read
         yield from sk.release_sock(self)
         self.log("recv", bytes=copied)
+        if sk.sk_err and not copied:
+            return -sk.sk_err
         return copied
 
     def vsock_connectible_wait_data(self) -> Steps:
         """Sleep on sk_sleep(sk) until data, a reset or the peer's shutdown:
         prepare_to_wait, release_sock, schedule_timeout, lock_sock."""
         sk = self.sk
-        while sk.rx_bytes == 0 and not sk.done and not sk.peer_shutdown:
-            wakeup = Wakeup(self)
-            sk.sleeper = wakeup                     # prepare_to_wait(sk_sleep(sk))
+        while True:
+            sk.sk_wq.prepare_to_wait(self)
+            if sk.rx_bytes or sk.sk_err or sk.peer_shutdown:
+                break
             yield from sk.release_sock(self)
             self.log("sleep")
-            yield from self.sleep_on(wakeup)        # schedule_timeout()
-            self.stats.wakeups["reader"] += 1
-            yield from sk.lock_sock(self, woken_for_data=True)
+            yield from self.schedule()              # schedule_timeout()
+            yield from sk.lock_sock(self)
+        sk.sk_wq.finish_wait(self)
 
     def virtio_transport_stream_do_dequeue(self, length: int) -> int:
         """Copy out, free whole skbs, and send a credit update when the rule says so."""
-        c, sk, stats = self.c, self.sk, self.stats
+        c, sk = self.c, self.sk
         q = sk.rx_queue
         total = freed = freed_len = 0
         while q:
@@ -150,9 +148,6 @@ class Reader(Task):
         sk.buf_used -= freed_len
         sk.fwd_cnt += freed_len
         self.work(total * c.copy_to_user_byte_ns + freed * c.dequeue_skb_ns)
-        stats.bytes_read += total
-        if sk.rx_bytes < 0 or stats.bytes_read > stats.bytes_enqueued:
-            raise AssertionError("the reader read more than was received")
         fwd_cnt_delta = sk.fwd_cnt - sk.last_fwd_cnt
         free_space = sk.buf_alloc - fwd_cnt_delta
         low_rx_bytes = sk.rx_bytes < sk.rcvlowat
@@ -178,9 +173,25 @@ class Reader(Task):
         # virtio_transport_alloc_skb() and virtqueue_add_sgs() on the TX queue: the
         # same allocation and sg as one buffer of virtio_vsock_rx_fill(), so its cost
         self.work(c.rx_fill_buf_ns)
+        sk.last_fwd_cnt = sk.fwd_cnt                # virtio_transport_inc_tx_pkt()
         # virtqueue_kick(): the same notify as rx_fill's kick, a VM exit (host-mode
         # time: it delays the reader, still under lock_sock, but perf does not count it)
-        self.exit_work(c.vq_kick_ns)
-        sk.last_fwd_cnt = sk.fwd_cnt                # virtio_transport_inc_tx_pkt()
-        self.stats.credit_updates += 1
-        self.host.from_guest(self.t + c.host_to_guest_latency_ns, sk.fwd_cnt, sk.buf_alloc)
+        self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_CREDIT_UPDATE,
+                                                   sk.fwd_cnt, sk.buf_alloc), kick_exit_ns=c.vq_kick_ns)
+
+    def send(self, nbytes: int) -> None:
+        """send() of a ping-pong reply: the syscall, the TX path and the kick (all
+        in ``guest_send_ns``)."""
+        sk = self.sk
+        self.work(self.c.guest_send_ns)
+        sk.last_fwd_cnt = sk.fwd_cnt                # every packet carries the socket's credit
+        self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_RW, sk.fwd_cnt,
+                                                   sk.buf_alloc, nbytes), kick_exit_ns=0.0)
+
+    def virtio_transport_send_pkt(self, pkt: GuestPacket, kick_exit_ns: float) -> None:
+        """Onto the TX queue, and a kick; vhost handles it a VM exit later."""
+        vq, delay = self.tx_vq, self.c.host_to_guest_latency_ns
+        vq.virtqueue_add_outbuf(self, pkt, delay)
+        if vq.virtqueue_kick_prepare():
+            self.exit_work(kick_exit_ns)
+            vq.virtqueue_notify(self, delay)

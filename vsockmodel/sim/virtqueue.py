@@ -1,17 +1,24 @@
-"""The guest RX virtqueue as the two sides see it.
+"""A split virtqueue, seen from both sides.
 
-The guest posts empty buffers (``rx_fill``); vhost takes one per packet and
-publishes it in the used ring at a known simulated time (``vhost_add_used``, or
-in groups with ``vhost_add_used_n``). The guest RX worker takes used buffers
-whose publication time has passed (``virtqueue_get_buf``, in
-``RxWorker.rx_work``).
+The guest driver (drivers/virtio/virtio_ring.c) posts buffers, kicks the
+device, takes used buffers back and turns its interrupt on and off; the vhost
+device (drivers/vhost/vhost.c) takes posted buffers, returns them used and
+signals the guest. The rings are shared memory, so each operation is a place
+where the two sides meet, and the rings carry time stamps: a buffer used at
+vhost's clock is seen by the guest once its own clock has passed that time.
+
+The device-side bookkeeping the book reports (buffers posted and used,
+used-index writes, kicks, signals, runs that found the ring empty) is kept
+here, by the ring, not by the kernel functions that use it.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
+from typing import Any, Callable
 
 from ..model import kernel
+from .engine import Steps, Task
 
 
 class Packet:
@@ -25,27 +32,169 @@ class Packet:
         self.op = op          # hdr->op: OP_RW (data) or OP_SHUTDOWN
 
 
-class RxVirtqueue:
-    __slots__ = ("size", "avail", "used", "rx_buf_nr", "rx_buf_max_nr", "cb_enabled_at",
-                 "vhost_notify")
+class GuestPacket:
+    """A packet the guest sends (virtio_transport_send_pkt): it carries the
+    socket's credit, as every packet does, and ``nbytes`` of payload (a reply)."""
 
-    def __init__(self, size: int = kernel.RX_RING_SIZE) -> None:
-        self.size = size
-        self.avail = size              # posted by the guest, not yet taken by vhost
-        self.used: deque = deque()     # (publish time, Packet), oldest first
-        self.rx_buf_nr = size          # virtio_vsock::rx_buf_nr
-        self.rx_buf_max_nr = size      # virtio_vsock::rx_buf_max_nr
-        self.cb_enabled_at: float | None = 0.0  # when virtqueue_enable_cb() last ran; None if disabled
-        self.vhost_notify = True       # vhost_enable_notify: vhost wants a kick
+    __slots__ = ("op", "fwd_cnt", "buf_alloc", "nbytes")
+
+    def __init__(self, op: int, fwd_cnt: int, buf_alloc: int, nbytes: int = 0) -> None:
+        self.op = op
+        self.fwd_cnt = fwd_cnt
+        self.buf_alloc = buf_alloc
+        self.nbytes = nbytes
+
+
+class Virtqueue:
+    """One virtqueue of the device: its rings and its notifications both ways."""
+
+    def __init__(self, name: str, num: int) -> None:
+        self.name = name
+        self.num = num
+        # Buffers the guest has posted (avail ring) and the device not yet taken:
+        # empty RX buffers are a count; guest packets carry a time stamp.
+        self.avail = num if name == "rx" else 0
+        self.avail_pkts: deque[tuple[float, Any]] = deque()
+        self.used: deque[tuple[float, Any]] = deque()   # (publish time, buffer), oldest first
+        # The guest's interrupt: virtqueue_enable_cb()'s time, or None while disabled.
+        self.cb_enabled_at: float | None = 0.0
+        self.callback: Callable[[float], None] | None = None   # vring_interrupt -> vq->callback
+        self.signals: deque[float] = deque()   # device signals that came while callbacks were off
+        # The device's notifications: does it want a kick (vhost_enable_notify)?
+        self.device_notify = True
+        self.kick_handler: Callable[[float], None] | None = None   # the device's poll (ioeventfd)
+        # The threads on each side (set when the run is wired): whom a side meets.
+        self.driver: tuple[Task, ...] = ()
+        self.device: tuple[Task, ...] = ()
+        # bookkeeping
+        self.posted = 0          # buffers posted by the guest (after the first fill)
+        self.add_calls = 0       # virtqueue_add_inbufs() calls: refills of the RX ring
+        self.posted_ops: Counter = Counter()   # guest packets posted, by hdr->op
+        self.taken = 0           # used buffers taken back by the guest
+        self.taken_bytes = 0
+        self.used_idx_writes = 0  # used->idx updates (vhost_add_used / _n calls)
+        self.kicks = 0
+        self.signalled = 0        # vhost_signal() calls
+        self.irqs = 0             # interrupts the guest took for this queue
+        self.ring_empty = 0       # vhost_get_vq_desc() found no buffer (head == vq->num)
+
+    # ---- guest side ----------------------------------------------------------------
+    def virtqueue_add_inbufs(self, task: Task, n: int) -> Steps:
+        """virtqueue_add_sgs() of ``n`` empty buffers (one each), visible to vhost from now."""
+        yield from task.sync(self.device)
+        self.avail += n
+        self.posted += n
+        self.add_calls += 1
+
+    def virtqueue_add_outbuf(self, task: Task, pkt: GuestPacket, delay: float) -> None:
+        """virtqueue_add_sgs() of one guest packet; vhost sees it ``delay`` later
+        (the guest's TX path and the notification's VM exit)."""
+        self.avail_pkts.append((task.t + delay, pkt))
+        self.posted += 1
+        self.posted_ops[pkt.op] += 1
+
+    def virtqueue_kick_prepare(self) -> bool:
+        """Does the device want a kick (it has not set VRING_USED_F_NO_NOTIFY)?"""
+        return self.device_notify
+
+    def virtqueue_notify(self, task: Task, delay: float) -> None:
+        """Kick the device: it hears of it ``delay`` later (the VM exit and the ioeventfd)."""
+        self.kicks += 1
+        self.kick_handler(task.t + delay)
+
+    def virtqueue_get_buf(self, task: Task) -> Steps:
+        """The oldest buffer vhost has used by the task's clock, or None. Before
+        giving up, let vhost run up to that clock: it may use one first."""
+        used = self.used
+        while not used or used[0][0] > task.t:
+            if not task.preceded(self.device):
+                return None
+            yield task.flush()
+        buf = used.popleft()[1]
+        self.taken += 1
+        self.taken_bytes += getattr(buf, "len", 0)
+        return buf
 
     def has_used(self, t: float) -> bool:
-        """True if a used buffer is published by t (virtqueue_enable_cb's check)."""
+        """A used buffer is published by t (virtqueue_enable_cb()'s check, more_used())."""
         return bool(self.used) and self.used[0][0] <= t
 
-    def publish(self, t: float, pkt: Packet) -> None:
-        """vhost_add_used(): the filled buffer becomes visible in the used ring at t."""
-        self.used.append((t, pkt))
+    def virtqueue_disable_cb(self) -> None:
+        self.cb_enabled_at = None
 
-    def free_slots(self) -> int:
-        """vq->num_free: descriptors the guest can post again."""
-        return self.size - self.rx_buf_nr
+    def virtqueue_enable_cb(self, task: Task) -> bool:
+        """Turn the interrupt on; False if used buffers arrived meanwhile.
+
+        vhost may have run ahead of the guest and signalled at a time the guest
+        has not reached: a signal that comes after the callbacks are on again
+        still interrupts, at its own time.
+        """
+        t = task.t
+        if self.has_used(t):
+            return False
+        self.cb_enabled_at = t
+        signals = self.signals
+        while signals and signals[0] < t:
+            signals.popleft()
+        if signals:
+            self.vring_interrupt(signals.popleft())
+        return True
+
+    def vring_interrupt(self, ts: float) -> None:
+        """The device's interrupt at ts: vq->callback. With VIRTIO_RING_F_EVENT_IDX
+        the device interrupts once and not again until the driver re-enables callbacks."""
+        self.cb_enabled_at = None
+        self.irqs += 1
+        self.callback(ts)
+
+    # ---- device side ----------------------------------------------------------------
+    def vhost_get_vq_desc(self, dev: Task) -> Steps:
+        """Take the next empty buffer the guest has posted; False if none
+        (head == vq->num). Before giving up, let the guest run up to the
+        device's clock: it may post some first."""
+        while not self.avail:
+            if not dev.preceded(self.driver):
+                self.ring_empty += 1
+                return False
+            yield dev.flush()
+        self.avail -= 1
+        return True
+
+    def vhost_get_guest_packet(self, dev: Task) -> GuestPacket | None:
+        """vhost_get_vq_desc() on a queue of guest packets: the next one that
+        reached the device by its clock, or None."""
+        pkts = self.avail_pkts
+        if pkts and pkts[0][0] <= dev.t:
+            return pkts.popleft()[1]
+        return None
+
+    def vhost_add_used(self, dev: Task, buf: Any) -> None:
+        """One used element and a used->idx publish, at the device's clock."""
+        self.used.append((dev.t, buf))
+        self.used_idx_writes += 1
+
+    def vhost_add_used_n(self, dev: Task, bufs: list) -> None:
+        """Several used elements and one used->idx update."""
+        t = dev.t
+        self.used.extend((t, buf) for buf in bufs)
+        self.used_idx_writes += 1
+
+    def vhost_signal(self, dev: Task) -> None:
+        """Interrupt the guest at the device's clock, if its callbacks are on then.
+
+        The device may have run ahead of the guest, so the guest's callbacks
+        may still be off at sim time now and on again by the signal's time: a
+        signal that finds them off is kept for virtqueue_enable_cb().
+        """
+        self.signalled += 1
+        ts = dev.t
+        if self.cb_enabled_at is None:
+            self.signals.append(ts)
+        else:
+            self.vring_interrupt(ts)
+
+    def vhost_enable_notify(self) -> None:
+        self.device_notify = True
+
+    def vhost_disable_notify(self) -> None:
+        self.device_notify = False
