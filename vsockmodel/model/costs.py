@@ -31,9 +31,14 @@ def _cost(default: float, origin: str, doc: str, unit: str = "ns"):
 class Costs:
     # ---- guest CPU1: the RX worker (virtio_transport_rx_work) --------------
     irq_ns: float = _cost(
-        1500, "fitted", "virtio_vsock_rx_done interrupt: entry, queue_work, exit")
+        1500, "fitted", "one interrupt of the device's MSI-X vector, which its RX and TX queues share "
+        "(QEMU's vhost-vsock-pci offers 3 vectors, too few for one per queue plus config, so "
+        "vp_find_vqs() falls back to one shared vector): entry, vp_vring_interrupt() -> "
+        "vring_interrupt() per queue -> virtio_vsock_rx_done() / virtio_vsock_tx_done() -> "
+        "queue_work(), exit. Charged on CPU1 when it arrives")
     worker_run_ns: float = _cost(
-        800, "fitted", "kworker scheduled in to run virtio_transport_rx_work, and out again")
+        800, "fitted", "a kworker runs one work item (rx_work or tx_work): process_one_work() "
+        "and the work function's entry, mutex_lock/unlock of rx_lock or tx_lock")
     get_buf_ns: float = _cost(
         300, "fitted", "virtqueue_get_buf + length checks + virtio_vsock_skb_rx_put + tap, per buffer")
     rx_fill_buf_ns: float = _cost(
@@ -63,9 +68,6 @@ class Costs:
         200, "fitted", "virtio_transport_recv_enqueue: rx_lock, inc_rx_pkt, __skb_queue_tail")
     data_ready_ns: float = _cost(
         80, "fitted", "vsock_data_ready + sock_def_readable when nobody sleeps on the socket")
-    rx_byte_ns: float = _cost(
-        0.12, "fitted", "guest CPU1 time per payload byte of a received buffer (cache footprint "
-        "of full buffers; no copy happens on CPU1)", "ns/B")
     tail_copy_byte_ns: float = _cost(
         0.05, "prior", "memcpy into the last skb's tail (GOOD_COPY_LEN packets)", "ns/B")
     tail_free_ns: float = _cost(
@@ -73,13 +75,17 @@ class Costs:
         "queued skb (virtio_transport_recv_enqueue, free_pkt) or merged by collapse: the 4 KiB "
         "head and the sk_buff, freed on the RX worker's CPU instead of by the reader")
 
-    tx_irq_ns: float = _cost(
-        1500, "fitted", "virtio_vsock_tx_done interrupt after vhost used guest TX buffers "
-        "(credit updates, replies): entry, queue_work, exit; pinned to CPU1 with the RX one")
     tx_work_ns: float = _cost(
         1100, "fitted", "virtio_transport_tx_work per used TX buffer: virtqueue_get_buf, "
         "virtio_transport_consume_skb_sent -> consume_skb -> sock_wfree, and a share of the "
-        "kworker run and of the send_pkt_work pass it queues")
+        "send_pkt_work pass it queues")
+    callback_lock_ns: float = _cost(
+        40, "prior", "read_lock_bh() + read_unlock_bh() of sk_callback_lock, uncontended: the "
+        "series takes it once when a lock batch starts (patch 2's eligibility check) and once "
+        "when it ends (patch 5's vsock_rx_cb_is_native())")
+    data_ready_flag_ns: float = _cost(
+        10, "prior", "patch 5, per packet of a batch: READ_ONCE(sk->sk_data_ready), the compare "
+        "with the saved default and the flag (vsock_stream_has_data() only until it is set)")
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(
@@ -88,13 +94,12 @@ class Costs:
         "groups (a fit sets it to 0), and it prices the CPU0 reader's wake-ups as well, which "
         "those cycles never see")
     ipi_exit_ns: float = _cost(
-        0, "prior", "host-mode time on the waking vCPU when try_to_wake_up sends a reschedule "
-        "IPI to a halted vCPU. Without IPI virtualization the x2APIC ICR write traps "
-        "(handle_fastpath_set_msr_irqoff -> kvm_apic_send_ipi, kvm_vcpu_kick): about 1-2 us. "
-        "With Intel IPIv (Sapphire Rapids+, kvm_intel enable_ipiv=1) or AMD AVIC the sender "
-        "posts the interrupt without an exit and the host wakes the target from its wakeup "
-        "vector: about 0. The postings do not name the host CPU; 0 assumes a 2026 server with "
-        "IPI virtualization. Delays the waker; invisible to guest perf cycles")
+        1500, "prior", "host-mode time on the waking vCPU when try_to_wake_up sends a reschedule "
+        "IPI to a halted vCPU without IPI virtualisation (the ipi_virtualization switch off): "
+        "the x2APIC ICR write traps (handle_fastpath_set_msr_irqoff -> kvm_apic_send_ipi, "
+        "kvm_vcpu_kick), about 1-2 us. With Intel IPIv (Sapphire Rapids+, kvm_intel "
+        "enable_ipiv=1) or AMD AVIC the sender posts the interrupt without an exit. Delays the "
+        "waker; invisible to guest perf cycles")
     sleep_ns: float = _cost(
         1200, "prior", "a task going to sleep and later running again on its own CPU "
         "(schedule out + schedule in): CPU time that delays the task when it wakes. A prior, for "
@@ -111,6 +116,11 @@ class Costs:
     recvmsg_locked_ns: float = _cost(
         300, "prior", "vsock_connectible_recvmsg work done while holding lock_sock (checks, "
         "notify hooks, wait-queue set-up), per recv()")
+    credit_update_ns: float = _cost(
+        350, "prior", "virtio_transport_send_credit_update() on the reader's CPU0, before the "
+        "kick: virtio_transport_alloc_skb() of a header-only skb (a small head from "
+        "skb_small_head_cache, not a page-sized RX buffer), virtio_transport_inc_tx_pkt(), "
+        "the fast path's mutex_trylock(tx_lock) and virtqueue_add_sgs() on the TX queue")
     guest_send_ns: float = _cost(
         2500, "prior", "guest send() of one small reply in ping-pong (syscall + TX path + kick)")
 
@@ -135,6 +145,14 @@ class Costs:
         0.45, "fitted: throughput", "vhost copy of payload into guest memory "
         "(skb_copy_datagram_iter). Fitted in [0.3, 1.4] ns/B: 1.4 is the slope of the patched "
         "fixed-64K column from 4 to 64 KiB if vhost alone paid it", "ns/B")
+    copy_hot_byte_ns: float = _cost(
+        0.05, "prior", "copy_model two-rate: a host copy's cost per byte for its first "
+        "copy_hot_bytes, which the caches hold (a copy at about 20 GB/s)", "ns/B")
+    copy_hot_bytes: float = _cost(
+        1024, "prior", "copy_model two-rate: how much of each host copy (the sender's copy from "
+        "user memory, vhost's into the guest) runs at the hot rate; beyond it, the copy's own "
+        "per-byte cost. The hypothesis reads the patched column's two slopes (about 0.4 ns/B up "
+        "to 1 KiB, 1.4 ns/B from 4 KiB)", "B")
     vhost_add_used_ns: float = _cost(
         150, "prior", "vhost_add_used: one used element plus a used->idx publish with barrier")
     vhost_used_entry_ns: float = _cost(
@@ -161,13 +179,6 @@ class Costs:
         50000, "prior", "idle time after which a halted vCPU wakes slowly: host cpuidle "
         "governors choose deep states for idle periods longer than their target residency, "
         "which is tens to hundreds of microseconds", "ns")
-    halt_poll_ns: float = _cost(
-        0, "prior", "KVM halt polling: the longest a halted vCPU's host thread polls before "
-        "it schedules out (the halt_poll_ns module parameter; each vCPU's window adapts, "
-        "vsockmodel.sim.kvm). KVM's default on x86 is 200000 (KVM_HALT_POLL_NS_DEFAULT). 0, "
-        "off, is the prior: with polling on, the reader wakes too early to leave 1.48 recv() "
-        "calls per 64 KiB write (chapter 5 shows the what-if); the postings do not say how "
-        "the test bed's host was set", "ns")
     halt_poll_wake_ns: float = _cost(
         1500, "prior", "wake-up of a guest task whose vCPU KVM is still polling: the pending "
         "interrupt is seen on the next poll, then VM entry and the guest's context switch. "

@@ -49,6 +49,10 @@ class Params:
     host_lock: bool = False         # vhost waits out the sender's send() for the host socket's lock
     rx_ring_size: int = kernel.RX_RING_SIZE  # guest RX virtqueue entries (QEMU's vhost-vsock: 128)
     rcvlowat: int = 1               # SO_RCVLOWAT
+    halt_poll_ns: int = 0           # KVM halt polling window (host)
+    ipi_virtualization: bool = True  # IPIs without a VM exit (IPIv / AVIC)
+    deep_cstates: bool = True       # long-idle host CPUs sleep deeply
+    copy_model: str = "linear"      # vhost's copy cost: linear or two-rate
     seed: int = 1
     trace: bool = False
 

@@ -21,6 +21,7 @@ from .units import MiB, fmt_size, parse_int, parse_size
 from .variants import VARIANTS
 
 WORKLOADS = ("stream", "pingpong")
+COPY_MODELS = ("linear", "two-rate")
 
 # A run's work is bounded in packets plus recv() calls (Params.work): each
 # costs from a few to about twenty microseconds of wall time, so no accepted
@@ -35,6 +36,7 @@ MAX_BATCH_PKTS = 4096
 # 1024). The bounds are the model's choice: wide enough for what-ifs.
 MIN_RING, MAX_RING = 8, 4096
 DEFAULT_REQUESTS = 300
+MAX_HALT_POLL_NS = 1_000_000    # KVM accepts any value; beyond a millisecond nothing changes here
 
 BATCHING = tuple(name for name, v in VARIANTS.items() if v.batch)
 PER_PACKET = tuple(name for name, v in VARIANTS.items() if not v.batch)
@@ -200,6 +202,21 @@ PARAMETERS: tuple[Parameter, ...] = (
               help="guest RX virtqueue entries (QEMU's vhost-vsock offers 128)"),
     Parameter("rcvlowat", "size", 1, group="socket", unit="bytes", lo=1, hi=MAX_SIZE, log_scale=True,
               help="SO_RCVLOWAT: bytes a blocking recv() waits for (at most the buffer size)"),
+    # ---- the mechanisms the sources leave open: named hypotheses (chapter 6 scores them) ----
+    Parameter("halt_poll_ns", "int", 0, group="advanced", unit="ns", lo=0, hi=MAX_HALT_POLL_NS,
+              help="KVM halt polling on the host: how long a halted vCPU's thread polls before it "
+                   "schedules out (virt/kvm/kvm_main.c, the halt_poll_ns module parameter; x86's "
+                   "default is 200000; 0: off)"),
+    Parameter("ipi_virtualization", "bool", True, group="advanced",
+              help="the host posts a guest's IPIs without a VM exit (Intel IPIv, AMD AVIC); off: "
+                   "each wake-up of a halted vCPU costs the waking vCPU an exit (ipi_exit_ns)"),
+    Parameter("deep_cstates", "bool", True, group="advanced",
+              help="a host CPU under a vCPU idle longer than deep_idle_ns enters a deep C-state, "
+                   "and that vCPU wakes slowly (vcpu_wake_long_ns); off: every wake-up is shallow"),
+    Parameter("copy_model", "choice", "linear", group="advanced", choices=COPY_MODELS,
+              help="vhost's copy into guest buffers: linear (one cost per byte) or two-rate (the "
+                   "first vhost_copy_hot_bytes of a buffer cheap, from the caches; the rest "
+                   "streamed at vhost_copy_byte_ns)"),
     Parameter("seed", "int", 1, group="run", lo=0, hi=MAX_SEED, short="s",
               help="random seed: the same seed gives the same run"),
     Parameter("trace", "bool", False, group="run",

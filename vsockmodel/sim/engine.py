@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from typing import Any, Generator
 
 import simpy
@@ -135,7 +136,8 @@ class Sim:
         task.woken_via = via
         if waker is not None and waker.cpu.guest and task.cpu.guest and waker.cpu is not task.cpu:
             waker.work(self.c.wakeup_ns)
-            waker.exit_work(self.c.ipi_exit_ns)
+            if not self.p.ipi_virtualization and task.cpu.owner is None:
+                waker.exit_work(self.c.ipi_exit_ns)    # the IPI to the halted vCPU traps
             waker.wakes_sent += 1
         t = waker.t if waker is not None else at
         self.stats.wakeups[task.name] += 1
@@ -146,16 +148,29 @@ class Sim:
         if t < task.sleep_at:
             # still finishing its work before it sleeps: it goes on then, without sleeping
             task.slept = False
-            delay = task.sleep_at - self.now
+            self.resume(task, task.sleep_at)
+            return True
+        cpu = task.cpu
+        if cpu.owner is not None and cpu.owner is not task:
+            cpu.runqueue.append((task, t))      # another task runs there: wait for the CPU
+            task.waiting_on = cpu
+            return True
+        cpu.owner = task
+        if cpu.free_at > t:
+            self.resume(task, cpu.free_at)      # the CPU is still busy until then: no halt
         else:
-            delay = t - self.now + self.wake_latency(task, t)
-        task.resume_at = self.now + delay
+            self.resume(task, t + self.wake_latency(task, t))
+        return True
+
+    def resume(self, task: "Task", at: float) -> None:
+        """Let a woken task run again at ``at``."""
+        task.resume_at = max(at, self.now)
         event, task.wake_event = task.wake_event, None
+        delay = at - self.now
         if delay > 0:
             self.env.timeout(delay).callbacks.append(lambda _timeout: event.succeed())
         else:
             event.succeed()
-        return True
 
     def wake_latency(self, task: "Task", t: float) -> float:
         """From the wake-up at t until the task runs: its CPU's way back from idle.
@@ -171,9 +186,9 @@ class Sim:
             mean = c.host_wake_latency_ns
         else:
             halt_ns = t - cpu.idle_since
-            if c.halt_poll_ns and cpu.halt_poll.kvm_vcpu_halt(halt_ns):
+            if self.p.halt_poll_ns and cpu.halt_poll.kvm_vcpu_halt(halt_ns):
                 mean = c.halt_poll_wake_ns
-            elif halt_ns < c.deep_idle_ns:
+            elif halt_ns < c.deep_idle_ns or not self.p.deep_cstates:
                 mean = c.vcpu_wake_short_ns
             else:
                 mean = c.vcpu_wake_long_ns
@@ -183,7 +198,7 @@ class Sim:
         """The shortest latency any wake-up can draw (for lookahead)."""
         c = self.c
         fastest = min(c.vcpu_wake_short_ns, c.vcpu_wake_long_ns, c.host_wake_latency_ns)
-        if c.halt_poll_ns:
+        if self.p.halt_poll_ns:
             fastest = min(fastest, c.halt_poll_wake_ns)
         return fastest * min(noise.lognormal_table(c.wake_latency_cv))
 
@@ -211,19 +226,55 @@ class Sim:
 
 
 class Cpu:
-    """A CPU a task runs on: a guest vCPU, or a host CPU.
+    """A CPU tasks run on: a guest vCPU, or a host CPU.
 
-    It is idle while its task sleeps; a guest vCPU then halts, and how fast it
-    comes back depends on how long it has been idle (``Sim.wake_latency``).
+    One task runs on it at a time (``owner``); a task woken while another
+    runs waits for it to sleep (``runqueue``), with no wake-up latency: the
+    CPU is awake. When no task runs, a guest vCPU halts, and how fast it comes
+    back depends on how long it has been idle (``Sim.wake_latency``). An
+    interrupt's handler runs on it too (``interrupt``).
     """
 
-    __slots__ = ("name", "guest", "idle_since", "halt_poll")
+    __slots__ = ("name", "guest", "owner", "free_at", "idle_since", "runqueue", "irq_pending",
+                 "halt_poll", "wakers")
 
     def __init__(self, name: str, guest: bool, halt_poll_ns: float = 0.0) -> None:
         self.name = name
         self.guest = guest
+        self.owner: Task | None = None
+        self.free_at = 0.0             # when its last task went to sleep
         self.idle_since = 0.0
+        self.runqueue: deque = deque()  # (task, ready since): woken, waiting for the CPU
+        self.irq_pending = 0.0          # handler time of interrupts that found it idle
         self.halt_poll = HaltPoll(halt_poll_ns)   # the vCPU's KVM halt-polling window
+        self.wakers: tuple[Task, ...] = ()        # its tasks: who can hand it over (lookahead)
+
+    def interrupt(self, cost_ns: float) -> None:
+        """An interrupt handler's CPU time: the running task pays it, or the
+        next one to run if the CPU was idle."""
+        if self.owner is not None:
+            self.owner.work(cost_ns)
+        else:
+            self.irq_pending += cost_ns
+
+    def release(self, task: "Task", at: float) -> None:
+        """``task`` sleeps from ``at``: the CPU goes to the first task waiting for it, or idles."""
+        if self.owner is task:
+            self.owner = None
+        self.free_at = at
+        if not self.runqueue:
+            self.idle_since = at
+            return
+        nxt, ready = self.runqueue.popleft()
+        nxt.waiting_on = None
+        self.owner = nxt
+        sim = nxt.sim
+        if ready > at:                 # idle in between: it wakes as from idle
+            self.idle_since = at
+            start = ready + sim.wake_latency(nxt, ready)
+        else:
+            start = at
+        sim.resume(nxt, start)
 
 
 class Task:
@@ -267,8 +318,11 @@ class Task:
         self.process = self.env.process(self._body())
 
     def _body(self) -> Steps:
+        if self.cpu.owner is None:
+            self.cpu.owner = self
         yield from self.main()
         self.resume_at = math.inf            # it will not act again
+        self.cpu.release(self, self.t)
 
     @property
     def exited(self) -> bool:
@@ -377,19 +431,29 @@ class Task:
         self.sleeps += 1
         self.sleep_at = self.sim.now + self.acc
         self.acc = 0.0
-        self.cpu.idle_since = self.sleep_at
         self.resume_at = None                        # asleep, not yet woken
         self.wake_event = self.env.event()
         self.slept = True
+        self.cpu.release(self, self.sleep_at)
+        self.going_to_sleep()
         yield self.wake_event
+        cpu = self.cpu
+        cpu.owner = self
         if self.slept:
             self.work(self.c.sleep_ns)
+        if cpu.irq_pending:
+            self.work(cpu.irq_pending)               # the interrupt that woke the CPU
+            cpu.irq_pending = 0.0
+
+    def going_to_sleep(self) -> None:
+        """What the scheduler does as this task sleeps (a hook: a kworker's pool
+        starts another worker, wq_worker_sleeping())."""
 
     def sleep_until_woken_at(self, t: float) -> None:
         """Sleep now; the wake-up that ends it is already known to come at t
         (data or credit stamped t): idle until it and its latency have passed,
         then pay the context switches."""
-        self.cpu.idle_since = self.t
+        self.cpu.idle_since = self.cpu.free_at = self.t
         self.sleeps += 1
         self.stats.wakeups[self.name] += 1
         self.idle_until(t + self.sim.wake_latency(self, t))

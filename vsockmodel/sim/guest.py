@@ -74,11 +74,24 @@ class RxBatch:
 
 
 class VirtioVsock:
-    """struct virtio_vsock: the guest device's queues, counters and work items."""
+    """struct virtio_vsock: the guest device's queues, counters and work items,
+    and its interrupt.
 
-    def __init__(self, sim: Sim, rx_vq: Virtqueue, tx_vq: Virtqueue, sk: GuestSock) -> None:
+    The device has one MSI-X vector for all its queues (QEMU's vhost-vsock-pci
+    offers 3 vectors, too few for one per queue plus the configuration, so
+    vp_find_vqs() falls back to a shared one): an interrupt for either queue
+    runs vring_interrupt() on each, and each queue with used buffers gets its
+    callback. The interrupt and both work items are pinned to CPU1, as on the
+    series' test bed. The virtio_vsock workqueue is a bound, concurrency-managed
+    one: a second kworker runs a pending work item while the first one sleeps
+    (in __lock_sock, say), on the same CPU.
+    """
+
+    def __init__(self, sim: Sim, rx_vq: Virtqueue, tx_vq: Virtqueue, sk: GuestSock, cpu: Cpu) -> None:
         p = sim.p
         self.sim = sim
+        self.c = sim.c
+        self.cpu = cpu                          # CPU1: the interrupt and the work items
         self.rx_vq = rx_vq
         self.tx_vq = tx_vq
         self.sk = sk                            # the one connected socket (the lookup's answer)
@@ -93,45 +106,35 @@ class VirtioVsock:
         # Bytes an RX buffer holds behind its header: virtio_vsock_pkt's buf_len,
         # or an skb's tailroom when empty (with its kmalloc slack).
         self.skb_room = kernel.rx_skb_room(p.buf_payload) if self.spec.skb else p.buf_payload
-        self.kworker: Kworker                   # CPU1's kworker (set by Kworker)
-        self.rx_work = Work("rx_work", lambda: self.kworker.virtio_transport_rx_work())
-        self.tx_work = Work("tx_work", lambda: self.kworker.virtio_transport_tx_work())
-        # The interrupts: one MSI-X vector per queue, each handled on CPU1.
-        self.rx_irq = Work("rx_irq", lambda: self.kworker.vring_interrupt_rx())
-        self.tx_irq = Work("tx_irq", lambda: self.kworker.vring_interrupt_tx())
-        rx_vq.callback = lambda ts: self.kworker.queue(self.rx_irq, ts)
-        tx_vq.callback = lambda ts: self.kworker.queue(self.tx_irq, ts)
+        self.rx_kworker = Kworker(sim, "worker", self, cpu)
+        self.tx_kworker = Kworker(sim, "tx worker", self, cpu)
+        self.rx_work = Work("rx_work", self.rx_kworker.virtio_transport_rx_work)
+        self.tx_work = Work("tx_work", self.tx_kworker.virtio_transport_tx_work)
+        rx_vq.callback = self.virtio_vsock_rx_done
+        tx_vq.callback = self.virtio_vsock_tx_done
+        rx_vq.irq = tx_vq.irq = self.vp_vring_interrupt
+        self.interrupts = 0
+
+    def vp_vring_interrupt(self, at: float) -> None:
+        """The shared vector's handler on CPU1 at ``at``: vring_interrupt() for each queue."""
+        self.interrupts += 1
+        self.cpu.interrupt(self.c.irq_ns)
+        self.rx_vq.vring_interrupt(at)
+        self.tx_vq.vring_interrupt(at)
+
+    def virtio_vsock_rx_done(self, at: float) -> None:
+        self.rx_kworker.queue(self.rx_work, at)     # queue_work(virtio_vsock_workqueue, &vsock->rx_work)
+
+    def virtio_vsock_tx_done(self, at: float) -> None:
+        self.tx_kworker.queue(self.tx_work, at)
 
 
 class Kworker(WorkerThread):
     """A kworker of CPU1's virtio_vsock workqueue, running the driver's work items."""
 
-    def __init__(self, sim: Sim, vsock: VirtioVsock, cpu: Cpu, vhost=None) -> None:
-        super().__init__(sim, "worker", cpu)
+    def __init__(self, sim: Sim, name: str, vsock: VirtioVsock, cpu: Cpu) -> None:
+        super().__init__(sim, name, cpu)
         self.vsock = vsock
-        vsock.kworker = self
-        self.vhost = vhost           # the device: hears the RX kick (Any: a scripted host fits too)
-        self.c = sim.c
-
-    # ---- the interrupts -----------------------------------------------------------------
-    def vring_interrupt_rx(self) -> Steps:
-        """The RX queue's interrupt: entry, virtio_vsock_rx_done() -> queue_work(rx_work), exit."""
-        self.work(self.c.irq_ns)
-        self.virtio_vsock_rx_done()
-        yield from ()
-
-    def vring_interrupt_tx(self) -> Steps:
-        """The TX queue's interrupt (vhost used guest TX buffers: credit updates,
-        replies): entry, virtio_vsock_tx_done() -> queue_work(tx_work), exit."""
-        self.work(self.c.tx_irq_ns)
-        self.virtio_vsock_tx_done()
-        yield from ()
-
-    def virtio_vsock_rx_done(self) -> None:
-        self.queue(self.vsock.rx_work, self.t)
-
-    def virtio_vsock_tx_done(self) -> None:
-        self.queue(self.vsock.tx_work, self.t)
 
     # ---- virtio_transport_tx_work() ----------------------------------------------------
     def virtio_transport_tx_work(self) -> Steps:
@@ -141,21 +144,21 @@ class Kworker(WorkerThread):
         freeing it ends in sock_wfree() -> sk_write_space(): a reader asleep in
         recv() wakes up though no data came. A virtio_vsock_pkt was plain memory.
         """
-        vq, c = self.vsock.tx_vq, self.c
-        freed = 0
+        vsock, c = self.vsock, self.c
+        vq = vsock.tx_vq
+        self.work(c.worker_run_ns)                  # the kworker runs the work item
         while True:
-            vq.virtqueue_disable_cb()
+            vq.virtqueue_disable_cb(self)
             while True:
                 buf = yield from vq.virtqueue_get_buf(self)
                 if buf is None:
                     break
                 # virtio_transport_consume_skb_sent(): consume_skb() -> sock_wfree()
                 self.work(c.tx_work_ns)
-                freed += 1
+                if vsock.spec.skb:
+                    vsock.sk.sk_write_space(self, via="sock_wfree")
             if vq.virtqueue_enable_cb(self):
                 break
-        if freed and self.vsock.spec.skb:
-            self.vsock.sk.sk_write_space(self, via="sock_wfree")
 
     # ---- virtio_transport_rx_work() ----------------------------------------------------
     def virtio_transport_rx_work(self) -> Steps:
@@ -163,14 +166,14 @@ class Kworker(WorkerThread):
         vq, batch = vsock.rx_vq, vsock.batch
         self.work(self.c.worker_run_ns)             # the kworker runs the work item
         while True:
-            vq.virtqueue_disable_cb()
+            vq.virtqueue_disable_cb(self)
             while True:
                 pkt = yield from vq.virtqueue_get_buf(self)
                 if pkt is None:
                     break
                 vsock.rx_buf_nr -= 1
                 # virtio_vsock_skb_rx_put(), the length checks, the tap
-                self.work(self.c.get_buf_ns + pkt.len * self.c.rx_byte_ns)
+                self.work(self.c.get_buf_ns)
                 if not vsock.spec.batch:
                     yield from self.virtio_transport_recv_pkt(pkt)
                 else:
@@ -204,7 +207,7 @@ class Kworker(WorkerThread):
         yield from vq.virtqueue_add_inbufs(self, n)
         vsock.rx_buf_nr += n
         vsock.rx_buf_max_nr = max(vsock.rx_buf_max_nr, vsock.rx_buf_nr)
-        if vq.virtqueue_kick_prepare():             # virtqueue_kick()
+        if (yield from vq.virtqueue_kick_prepare(self)):     # virtqueue_kick()
             self.exit_work(c.vq_kick_ns)            # virtqueue_notify(): a VM exit (MMIO notify)
             vq.virtqueue_notify(self, c.host_to_guest_latency_ns)
 
@@ -243,6 +246,7 @@ class Kworker(WorkerThread):
         yield from sk.lock_sock(self)
         # Under sk_callback_lock: sockmap removal restores the native protocol
         # under it, so this first eligibility check is serialised with that.
+        self.work(self.c.callback_lock_ns)
         start_batch = self.virtio_transport_recv_pkt_batchable(sk)
         if start_batch:
             batch.sk = sk                           # patch 4: set before processing
@@ -266,7 +270,8 @@ class Kworker(WorkerThread):
 
     def virtio_transport_rx_batch_finish(self) -> Steps:
         """Deliver the coalesced callbacks and unlock (an empty batch: nothing)."""
-        batch = self.vsock.batch
+        vsock, c = self.vsock, self.c
+        batch = vsock.batch
         sk = batch.sk
         if sk is None:
             return
@@ -275,11 +280,15 @@ class Kworker(WorkerThread):
         batch.pkts = batch.bytes = 0
         batch.write_space_pending = batch.data_ready_pending = False
         if write_space:
-            self.work(self.c.write_space_ns)        # patch 4: one sk_write_space, before release_sock
+            self.work(c.write_space_ns)             # patch 4: one sk_write_space, before release_sock
             sk.sk_write_space(self)
+        if vsock.spec.defer_data_ready:
+            self.work(c.callback_lock_ns)           # patch 5: vsock_rx_cb_is_native() under sk_callback_lock
         yield from sk.release_sock(self)            # then sock_put()
         if data_ready:
-            sk.sk_data_ready(self)                  # patch 5: after release_sock
+            self.work(c.data_ready_ns)              # patch 5: one sock_def_readable(), after release_sock
+            self.sim.stats.deferred_data_ready += 1
+            sk.sk_data_ready(self)
 
     # ---- virtio_transport_recv_pkt_locked(): the work done under lock_sock ---------------
     def virtio_transport_recv_pkt_locked(self, sk: GuestSock, pkt: Packet, batch: RxBatch | None) -> bool:
@@ -329,14 +338,13 @@ class Kworker(WorkerThread):
     def vsock_data_ready(self, sk: GuestSock, batch: RxBatch | None) -> None:
         """af_vsock.c: sk_data_ready() once rx_bytes reaches SO_RCVLOWAT.
 
-        Patch 5 turns it into a flag and one deferred callback per batch; the
-        model charges half the callback per packet for the flag and the
-        deferred call together (a prior: no table isolates the split).
+        Patch 5 turns it into a flag, set once the low watermark is met; the
+        one deferred callback comes in virtio_transport_rx_batch_finish().
         """
         c = self.c
         if batch is not None and self.vsock.spec.defer_data_ready:
-            self.work(c.data_ready_ns / 2)
-            if sk.rx_bytes >= sk.rcvlowat:
+            self.work(c.data_ready_flag_ns)
+            if not batch.data_ready_pending and (sk.rx_bytes >= sk.rcvlowat or sk.done):
                 batch.data_ready_pending = True
             return
         self.work(c.data_ready_ns)

@@ -270,7 +270,7 @@ class Sender(Task):
         c, sock, stats = self.c, self.sock, self.stats
         while nbytes:
             chunk = min(nbytes, kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)
-            self.work(c.host_skb_ns + chunk * c.host_copy_byte_ns)   # alloc, header, copy from user
+            self.work(c.host_skb_ns + self.vhost.copy_cost(chunk, c.host_copy_byte_ns))   # alloc, header, copy from user
             sock.tx_cnt += chunk                    # virtio_transport_inc_tx_pkt()
             skb = HostSkb(chunk, write)
             sock.skb_set_owner_w(self, skb)
@@ -315,6 +315,7 @@ class Vhost(WorkerThread):
         p, c = sim.p, sim.c
         self.buf_payload = p.buf_payload
         self.used_batch = p.vhost_used_batch
+        self.two_rate_copy = p.copy_model == "two-rate"
         # vhost_get_vq_desc walks one descriptor per RX buffer, two before the sk_buff layout
         self.desc_ns = c.vhost_pkt_ns + (0 if p.spec.skb else c.vhost_desc_extra_ns)
         self.send_pkt_work = Work("send_pkt_work", self.vhost_transport_do_send_pkt)
@@ -336,20 +337,20 @@ class Vhost(WorkerThread):
         then vhost_signal() once."""
         vq, c = self.rx_vq, self.c
         queue = self.send_pkt_queue
-        vq.vhost_disable_notify()                   # we are already processing the queue
+        vq.vhost_disable_notify(self)               # we are already processing the queue
         pkts = total_len = 0
         while True:
             skb = yield from queue.virtio_vsock_skb_dequeue(self)
             if skb is None:
-                vq.vhost_enable_notify()
+                vq.vhost_enable_notify(self)
                 break
             if not (yield from vq.vhost_get_vq_desc(self)):
                 queue.virtio_vsock_skb_queue_head(skb)       # head == vq->num: no guest buffer
-                vq.vhost_enable_notify()
+                vq.vhost_enable_notify(self)
                 break
             payload_len = min(skb.len - skb.offset, self.buf_payload)
             # the descriptor walk, iov set-up, header and payload copy
-            self.work(self.desc_ns + payload_len * c.vhost_copy_byte_ns)
+            self.work(self.desc_ns + self.copy_cost(payload_len, c.vhost_copy_byte_ns))
             pkt = Packet(payload_len, skb.write, skb.op)
             if self.used_batch:
                 self.pending_used.append(pkt)       # [vhost batch]: publish at the end of the run
@@ -371,9 +372,25 @@ class Vhost(WorkerThread):
         if self.pending_used:
             self.vhost_add_used_n()
         if pkts:
-            self.work(c.vhost_signal_ns)            # vhost_signal(): eventfd to the guest's irqfd
-            self.log("signal", pkts=pkts)
-            vq.vhost_signal(self)
+            self.log("run", pkts=pkts)
+            yield from self.vhost_signal(vq)
+
+    def vhost_signal(self, vq: Virtqueue) -> Steps:
+        """drivers/vhost/vhost.c: eventfd_signal() if vhost_notify() finds that the
+        guest wants an interrupt (its callbacks are on, the used index crossed used_event)."""
+        if (yield from vq.vhost_notify(self)):
+            self.work(self.c.vhost_signal_ns)       # eventfd_signal() -> the guest's irqfd
+            self.log("signal", vq=vq.name)
+            vq.eventfd_signal(self)
+
+    def copy_cost(self, nbytes: int, byte_ns: float) -> float:
+        """A copy on the host of ``nbytes`` at ``byte_ns`` per byte, or (copy_model
+        two-rate) cheap for the part the caches hold and at ``byte_ns`` beyond it."""
+        c = self.c
+        if self.two_rate_copy:
+            hot = min(nbytes, c.copy_hot_bytes)
+            return hot * c.copy_hot_byte_ns + (nbytes - hot) * byte_ns
+        return nbytes * byte_ns
 
     def vhost_add_used_n(self) -> None:
         """[vhost batch]: several used elements and one used->idx update."""
@@ -390,12 +407,15 @@ class Vhost(WorkerThread):
     # ---- guest packets: credit updates and replies ------------------------------------------------
     def vhost_vsock_handle_tx_kick(self) -> Steps:
         """Each guest packet on the TX queue reaches the host socket
-        (virtio_transport_recv_pkt there); then one vhost_signal()."""
+        (virtio_transport_recv_pkt there); then one vhost_signal(). The guest
+        need not kick while this runs (vhost_disable_notify)."""
         vq = self.tx_vq
         added = False
+        vq.vhost_disable_notify(self)
         while True:
-            pkt = vq.vhost_get_guest_packet(self)
+            pkt = yield from vq.vhost_get_guest_packet(self)
             if pkt is None:
+                vq.vhost_enable_notify(self)
                 break
             self.log("host_recv_pkt")
             # vhost_get_vq_desc, vhost_vsock_alloc_skb, the copy, and on the host
@@ -405,7 +425,7 @@ class Vhost(WorkerThread):
             vq.vhost_add_used(self, pkt)
             added = True
         if added:
-            vq.vhost_signal(self)
+            yield from self.vhost_signal(vq)
 
     # ---- statistics ----------------------------------------------------------------------
     def idle_time(self, start: float, end: float) -> None:

@@ -11,7 +11,7 @@ and the kernel path its recv() runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
 from ..model import kernel
 from .engine import Cpu, Sim, Steps, Task
@@ -22,11 +22,12 @@ WARMUP_FRACTION = 0.1
 
 
 class Reader(Task):
-    def __init__(self, sim: Sim, sk: GuestSock, tx_vq: Virtqueue, cpu: Cpu, worker: Any = None) -> None:
+    def __init__(self, sim: Sim, sk: GuestSock, tx_vq: Virtqueue, cpu: Cpu,
+                 cpu1_busy: Callable[[], float] = lambda: 0.0) -> None:
         super().__init__(sim, "reader", cpu)
         self.sk = sk
         self.tx_vq = tx_vq        # the guest's TX queue: credit updates and replies go to vhost
-        self.worker = worker      # the RX worker, whose busy time the measurement window starts from
+        self.cpu1_busy = cpu1_busy  # CPU1's busy time, which the measurement window starts from
 
     # ---- the program ------------------------------------------------------------------
     def main(self) -> Steps:
@@ -62,7 +63,7 @@ class Reader(Task):
                     self.sim.finish()
                     return
                 got += n
-            self.send(p.payload)
+            yield from self.send(p.payload)
         stats.end_t = self.t
         self.sim.finish()
 
@@ -81,7 +82,7 @@ class Reader(Task):
         stats = self.stats
         stats.window_t0 = self.t
         stats.window_bytes0 = stats.bytes_received
-        stats.window_busy0 = self.worker.busy if self.worker is not None else 0.0
+        stats.window_busy0 = self.cpu1_busy()
 
     # ---- vsock_connectible_recvmsg() --------------------------------------------------
     def vsock_connectible_recvmsg(self, length: int) -> Steps:
@@ -98,7 +99,7 @@ class Reader(Task):
             yield from self.vsock_connectible_wait_data()
             if sk.sk_err or sk.rx_bytes == 0:       # reset, or end of stream
                 break
-            read = self.virtio_transport_stream_do_dequeue(length - copied)
+            read = yield from self.virtio_transport_stream_do_dequeue(length - copied)
             copied += read
             if read >= target:
                 break
@@ -123,7 +124,7 @@ class Reader(Task):
             yield from sk.lock_sock(self)
         sk.sk_wq.finish_wait(self)
 
-    def virtio_transport_stream_do_dequeue(self, length: int) -> int:
+    def virtio_transport_stream_do_dequeue(self, length: int) -> Steps:
         """Copy out, free whole skbs, and send a credit update when the rule says so."""
         c, sk = self.c, self.sk
         q = sk.rx_queue
@@ -152,10 +153,10 @@ class Reader(Task):
         free_space = sk.buf_alloc - fwd_cnt_delta
         low_rx_bytes = sk.rx_bytes < sk.rcvlowat
         if fwd_cnt_delta and (free_space < kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE or low_rx_bytes):
-            self.virtio_transport_send_credit_update()
+            yield from self.virtio_transport_send_credit_update()
         return total
 
-    def virtio_transport_send_credit_update(self) -> None:
+    def virtio_transport_send_credit_update(self) -> Steps:
         """OP_CREDIT_UPDATE carrying fwd_cnt, sent from the reader's context.
 
         virtio_transport_send_pkt() (net/vmw_vsock/virtio_transport.c) takes the
@@ -170,28 +171,27 @@ class Reader(Task):
         worker that wants the lock meanwhile sleeps in __lock_sock.
         """
         sk, c = self.sk, self.c
-        # virtio_transport_alloc_skb() and virtqueue_add_sgs() on the TX queue: the
-        # same allocation and sg as one buffer of virtio_vsock_rx_fill(), so its cost
-        self.work(c.rx_fill_buf_ns)
+        self.work(c.credit_update_ns)               # a header-only skb onto the TX queue
         sk.last_fwd_cnt = sk.fwd_cnt                # virtio_transport_inc_tx_pkt()
-        # virtqueue_kick(): the same notify as rx_fill's kick, a VM exit (host-mode
-        # time: it delays the reader, still under lock_sock, but perf does not count it)
-        self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_CREDIT_UPDATE,
-                                                   sk.fwd_cnt, sk.buf_alloc), kick_exit_ns=c.vq_kick_ns)
+        # virtqueue_kick(), if vhost wants one: a VM exit (host-mode time: it delays
+        # the reader, still under lock_sock, but perf does not count it)
+        yield from self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_CREDIT_UPDATE,
+                                                              sk.fwd_cnt, sk.buf_alloc), kick_exit_ns=c.vq_kick_ns)
 
-    def send(self, nbytes: int) -> None:
+    def send(self, nbytes: int) -> Steps:
         """send() of a ping-pong reply: the syscall, the TX path and the kick (all
         in ``guest_send_ns``)."""
         sk = self.sk
         self.work(self.c.guest_send_ns)
         sk.last_fwd_cnt = sk.fwd_cnt                # every packet carries the socket's credit
-        self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_RW, sk.fwd_cnt,
-                                                   sk.buf_alloc, nbytes), kick_exit_ns=0.0)
+        yield from self.virtio_transport_send_pkt(GuestPacket(kernel.VIRTIO_VSOCK_OP_RW, sk.fwd_cnt,
+                                                              sk.buf_alloc, nbytes), kick_exit_ns=0.0)
 
-    def virtio_transport_send_pkt(self, pkt: GuestPacket, kick_exit_ns: float) -> None:
-        """Onto the TX queue, and a kick; vhost handles it a VM exit later."""
-        vq, delay = self.tx_vq, self.c.host_to_guest_latency_ns
-        vq.virtqueue_add_outbuf(self, pkt, delay)
-        if vq.virtqueue_kick_prepare():
+    def virtio_transport_send_pkt(self, pkt: GuestPacket, kick_exit_ns: float) -> Steps:
+        """Onto the TX queue, and a kick unless vhost is handling the queue
+        already (virtqueue_kick_prepare()); vhost hears of it a VM exit later."""
+        vq = self.tx_vq
+        vq.virtqueue_add_outbuf(self, pkt)
+        if (yield from vq.virtqueue_kick_prepare(self)):
             self.exit_work(kick_exit_ns)
-            vq.virtqueue_notify(self, delay)
+            vq.virtqueue_notify(self, self.c.host_to_guest_latency_ns)

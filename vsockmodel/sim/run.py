@@ -68,15 +68,19 @@ class Machine:
         self.tx_vq = Virtqueue("tx", p.rx_ring_size)
         self.sk = GuestSock(sim)
         self.host_sock = HostSocket(sim, p.buffer)
-        self.vsock = VirtioVsock(sim, self.rx_vq, self.tx_vq, self.sk)
-        cpu0 = Cpu("guest CPU0", guest=True, halt_poll_ns=costs.halt_poll_ns)
-        cpu1 = Cpu("guest CPU1", guest=True, halt_poll_ns=costs.halt_poll_ns)
+        cpu0 = Cpu("guest CPU0", guest=True, halt_poll_ns=p.halt_poll_ns)
+        self.cpu1 = Cpu("guest CPU1", guest=True, halt_poll_ns=p.halt_poll_ns)
+        self.vsock = VirtioVsock(sim, self.rx_vq, self.tx_vq, self.sk, self.cpu1)
         self.vhost = Vhost(sim, self.rx_vq, self.tx_vq, self.host_sock, Cpu("host vhost", guest=False))
         self.sender = Sender(sim, self.host_sock, self.vhost, Cpu("host sender", guest=False))
-        self.worker = Kworker(sim, self.vsock, cpu1)
-        self.reader = Reader(sim, self.sk, self.tx_vq, cpu0, worker=self.worker)
+        self.worker, self.tx_worker = self.vsock.rx_kworker, self.vsock.tx_kworker
+        self.reader = Reader(sim, self.sk, self.tx_vq, cpu0, cpu1_busy=self.cpu1_busy)
         self.wire_lookahead()
-        self.tasks = (self.sender, self.vhost, self.worker, self.reader)
+        self.tasks = (self.sender, self.vhost, self.worker, self.tx_worker, self.reader)
+
+    def cpu1_busy(self) -> float:
+        """Guest CPU1's busy time (what perf counts there): both kworkers, interrupts included."""
+        return self.worker.busy + self.tx_worker.busy
 
     def wire_lookahead(self) -> None:
         """Who shares what, and who can wake whom: a thread meets only these
@@ -84,18 +88,21 @@ class Machine:
         sleeping thread can act only after one of its wakers does."""
         h2g = self.sim.c.host_to_guest_latency_ns
         sk, host_sock = self.sk, self.host_sock
+        kworkers = (self.worker, self.tx_worker)
         guest, host = (self.worker, self.reader), (self.sender, self.vhost)
         sk.slock.peers = sk.lock_wq.peers = sk.lock_wq.wakers = guest
-        sk.sk_wq.peers, sk.sk_wq.wakers = (self.reader,), (self.worker,)
+        sk.sk_wq.peers, sk.sk_wq.wakers = (self.reader,), kworkers
         host_sock.slock.peers = host_sock.lock_wq.peers = host_sock.lock_wq.wakers = host
         host_sock.sk_wq.peers, host_sock.sk_wq.wakers = (self.sender,), (self.vhost,)
-        self.worker.wakers = (self.vhost,)                  # its interrupts
+        self.cpu1.wakers = kworkers
+        for kworker in kworkers:
+            kworker.wakers = (self.vhost,)                  # their interrupts
         self.vhost.wakers = (self.sender, self.reader, self.worker)
         self.vhost.producers = ((self.reader, h2g), (self.worker, h2g))
         for vq in (self.rx_vq, self.tx_vq):
             vq.device = (self.vhost,)
         self.rx_vq.driver = (self.worker,)
-        self.tx_vq.driver = (self.reader,)
+        self.tx_vq.driver = (self.reader, self.tx_worker)
         self.vhost.send_pkt_queue.producers = (self.sender,)
 
     def start(self) -> None:
@@ -120,7 +127,7 @@ def _counters(m: Machine) -> dict:
     """Counts the run's shared objects kept, under the names the book uses."""
     st, rx, tx, vhost = m.sim.stats, m.rx_vq, m.tx_vq, m.vhost
     return {
-        "irqs": rx.irqs, "tx_irqs": tx.irqs,
+        "interrupts": m.vsock.interrupts, "irqs": rx.irqs, "tx_irqs": tx.irqs,
         "vhost_runs": vhost.send_pkt_work.runs + vhost.rx_kick.runs,
         "vhost_runs_ring_full": rx.ring_empty,
         "vhost_runs_weight": vhost.rx_kick.requeued,
@@ -137,19 +144,20 @@ def _counters(m: Machine) -> dict:
 
 
 def _result(m: Machine) -> Result:
-    sim, p, costs, worker = m.sim, m.sim.p, m.sim.c, m.worker
+    sim, p, costs = m.sim, m.sim.p, m.sim.c
     st = sim.stats
+    cpu1_busy = m.cpu1_busy()
     st.bytes_sent = m.host_sock.tx_cnt
     st.bytes_dropped = _dropped(m)
     end = st.end_t or sim.env.now
     if st.window_t0 is not None and end > st.window_t0 and st.bytes_received > st.window_bytes0:
         dbytes = st.bytes_received - st.window_bytes0
         throughput = dbytes * 8 / (end - st.window_t0)          # bits per ns = Gbit/s
-        cycles_per_byte = (worker.busy - st.window_busy0) * costs.clock_ghz / dbytes
+        cycles_per_byte = (cpu1_busy - st.window_busy0) * costs.clock_ghz / dbytes
     else:
         throughput = st.bytes_received * 8 / end if end else 0.0
         # Per byte received: undefined when nothing was (the stream was reset at once).
-        cycles_per_byte = worker.busy * costs.clock_ghz / st.bytes_received if st.bytes_received else None
+        cycles_per_byte = cpu1_busy * costs.clock_ghz / st.bytes_received if st.bytes_received else None
     # Over the whole run, as the series' tables count recv() calls. (Not over the
     # measurement window: the sender runs up to a buffer ahead of the reader, so
     # the writes *sent* in the window are not the writes read in it.)
@@ -158,15 +166,16 @@ def _result(m: Machine) -> Result:
     # Share of the run each thread spent on its CPU (busy time / elapsed time).
     utilization = {t.name: t.busy / end if end else 0.0 for t in m.tasks}
     rx, tx = m.rx_vq, m.tx_vq
-    # What the RX worker did, for the cycles-per-byte calibration.
+    # What CPU1 did, for the cycles-per-byte calibration (which cost was paid how often).
+    kworkers = (m.worker, m.tx_worker)
     worker_ops = {"packets": rx.taken, "payload_bytes": rx.taken_bytes,
-                  "lock_holds": len(st.lock_hold["worker"]), "irqs": rx.irqs,
-                  "refill_bufs": rx.posted,
-                  "tx_irqs": tx.irqs, "tx_work_runs": m.vsock.tx_work.runs, "tx_done": tx.taken,
-                  "kicks": rx.kicks, "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
-                  "tail_copy_bytes": st.tail_copy_bytes,
-                  "wakes_sent": worker.wakes_sent, "sleeps": worker.sleeps,
-                  "busy_ns": worker.busy}
+                  "lock_holds": len(st.lock_hold["worker"]), "interrupts": m.vsock.interrupts,
+                  "work_runs": m.vsock.rx_work.runs + m.vsock.tx_work.runs,
+                  "refill_bufs": rx.posted, "tx_done": tx.taken, "kicks": rx.kicks,
+                  "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
+                  "tail_copy_bytes": st.tail_copy_bytes, "deferred_data_ready": st.deferred_data_ready,
+                  "wakes_sent": sum(k.wakes_sent for k in kworkers),
+                  "sleeps": sum(k.sleeps for k in kworkers), "busy_ns": cpu1_busy}
     wakeups = {t.name: st.wakeups[t.name] for t in m.tasks}
     futile = {t.name: st.futile_wakeups[t.name] for t in m.tasks}
     guest = [t.name for t in m.tasks if t.cpu.guest]    # the wake-ups a VM pays for

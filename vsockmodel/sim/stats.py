@@ -33,6 +33,7 @@ class Stats:
     collapses: int = 0           # virtio_transport_collapse_rx_queue calls
     collapsed_skbs: int = 0      # skbs copied into a collapsed skb (and freed) by collapse
     collapse_allocs: int = 0     # collapsed skbs allocated by collapse
+    deferred_data_ready: int = 0  # patch 5: sock_def_readable() calls after a batch unlocked
     recv_calls: int = 0
     trace_truncated: bool = False   # the trace reached Sim.MAX_TRACE_EVENTS
     resets: int = 0

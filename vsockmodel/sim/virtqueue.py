@@ -14,6 +14,7 @@ here, by the ring, not by the kernel functions that use it.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, deque
 from typing import Any, Callable
 
@@ -56,12 +57,15 @@ class Virtqueue:
         self.avail = num if name == "rx" else 0
         self.avail_pkts: deque[tuple[float, Any]] = deque()
         self.used: deque[tuple[float, Any]] = deque()   # (publish time, buffer), oldest first
-        # The guest's interrupt: virtqueue_enable_cb()'s time, or None while disabled.
-        self.cb_enabled_at: float | None = 0.0
-        self.callback: Callable[[float], None] | None = None   # vring_interrupt -> vq->callback
-        self.signals: deque[float] = deque()   # device signals that came while callbacks were off
-        # The device's notifications: does it want a kick (vhost_enable_notify)?
-        self.device_notify = True
+        # Does the guest want an interrupt (virtqueue_enable_cb(), and with
+        # VIRTIO_RING_F_EVENT_IDX its used_event, until one has come)? A log of
+        # (time, wanted), in time order: each side writes it at its own clock.
+        self.cb_log: list[tuple[float, bool]] = [(0.0, True)]
+        self.callback: Callable[[float], None] | None = None   # vq->callback, from the interrupt
+        self.irq: Callable[[float], None] | None = None         # the device's interrupt (irqfd)
+        # Does the device want a kick (vhost_enable_notify / vhost_disable_notify)?
+        # A log of (time, wanted), like cb_log.
+        self.notify_log: list[tuple[float, bool]] = [(0.0, True)]
         self.kick_handler: Callable[[float], None] | None = None   # the device's poll (ioeventfd)
         # The threads on each side (set when the run is wired): whom a side meets.
         self.driver: tuple[Task, ...] = ()
@@ -86,16 +90,17 @@ class Virtqueue:
         self.posted += n
         self.add_calls += 1
 
-    def virtqueue_add_outbuf(self, task: Task, pkt: GuestPacket, delay: float) -> None:
-        """virtqueue_add_sgs() of one guest packet; vhost sees it ``delay`` later
-        (the guest's TX path and the notification's VM exit)."""
-        self.avail_pkts.append((task.t + delay, pkt))
+    def virtqueue_add_outbuf(self, task: Task, pkt: GuestPacket) -> None:
+        """virtqueue_add_sgs() of one guest packet, in the ring from the task's clock."""
+        self.avail_pkts.append((task.t, pkt))
         self.posted += 1
         self.posted_ops[pkt.op] += 1
 
-    def virtqueue_kick_prepare(self) -> bool:
-        """Does the device want a kick (it has not set VRING_USED_F_NO_NOTIFY)?"""
-        return self.device_notify
+    def virtqueue_kick_prepare(self, task: Task) -> Steps:
+        """Does the device want a kick (it has not set VRING_USED_F_NO_NOTIFY)?
+        The flag is in shared memory: the guest meets the device here."""
+        yield from task.sync(self.device)
+        return _logged(self.notify_log, task.t)
 
     def virtqueue_notify(self, task: Task, delay: float) -> None:
         """Kick the device: it hears of it ``delay`` later (the VM exit and the ioeventfd)."""
@@ -119,31 +124,29 @@ class Virtqueue:
         """A used buffer is published by t (virtqueue_enable_cb()'s check, more_used())."""
         return bool(self.used) and self.used[0][0] <= t
 
-    def virtqueue_disable_cb(self) -> None:
-        self.cb_enabled_at = None
+    def _cb_set(self, t: float, wanted: bool) -> None:
+        _log(self.cb_log, t, wanted)
+
+    def cb_wanted(self, t: float) -> bool:
+        """Does the guest want an interrupt at time t?"""
+        return _logged(self.cb_log, t)
+
+    def virtqueue_disable_cb(self, task: Task) -> None:
+        """Interrupts off (with EVENT_IDX, used_event = 0: no crossing for 64K buffers)."""
+        self._cb_set(task.t, False)
 
     def virtqueue_enable_cb(self, task: Task) -> bool:
-        """Turn the interrupt on; False if used buffers arrived meanwhile.
-
-        vhost may have run ahead of the guest and signalled at a time the guest
-        has not reached: a signal that comes after the callbacks are on again
-        still interrupts, at its own time.
-        """
+        """Interrupts on (used_event = last_used_idx); False if used buffers
+        arrived meanwhile (virtqueue_poll()), and the driver goes on polling."""
         t = task.t
-        if self.has_used(t):
-            return False
-        self.cb_enabled_at = t
-        signals = self.signals
-        while signals and signals[0] < t:
-            signals.popleft()
-        if signals:
-            self.vring_interrupt(signals.popleft())
-        return True
+        self._cb_set(t, True)
+        return not self.has_used(t)
 
     def vring_interrupt(self, ts: float) -> None:
-        """The device's interrupt at ts: vq->callback. With VIRTIO_RING_F_EVENT_IDX
-        the device interrupts once and not again until the driver re-enables callbacks."""
-        self.cb_enabled_at = None
+        """The interrupt reached this queue at ts: vq->callback, if it has used buffers
+        (more_used()); a shared vector runs every queue's."""
+        if not self.has_used(ts):
+            return
         self.irqs += 1
         self.callback(ts)
 
@@ -160,13 +163,18 @@ class Virtqueue:
         self.avail -= 1
         return True
 
-    def vhost_get_guest_packet(self, dev: Task) -> GuestPacket | None:
-        """vhost_get_vq_desc() on a queue of guest packets: the next one that
-        reached the device by its clock, or None."""
+    def vhost_get_guest_packet(self, dev: Task) -> Steps:
+        """vhost_get_vq_desc() on a queue of guest packets: the next one posted
+        by the device's clock, or None. Before giving up, let the guest run up
+        to that clock: it may post one first (vhost_enable_notify()'s re-check)."""
         pkts = self.avail_pkts
-        if pkts and pkts[0][0] <= dev.t:
-            return pkts.popleft()[1]
-        return None
+        while not pkts:
+            if not dev.preceded(self.driver):
+                return None
+            yield dev.flush()
+        if pkts[0][0] > dev.t:
+            return None
+        return pkts.popleft()[1]
 
     def vhost_add_used(self, dev: Task, buf: Any) -> None:
         """One used element and a used->idx publish, at the device's clock."""
@@ -179,22 +187,38 @@ class Virtqueue:
         self.used.extend((t, buf) for buf in bufs)
         self.used_idx_writes += 1
 
-    def vhost_signal(self, dev: Task) -> None:
-        """Interrupt the guest at the device's clock, if its callbacks are on then.
+    def vhost_notify(self, dev: Task) -> Steps:
+        """drivers/vhost/vhost.c vhost_notify(): does the guest want an interrupt?
+        It reads used_event from guest memory, so the device meets the driver here.
+        With VIRTIO_RING_F_EVENT_IDX, after one interrupt the used index does not
+        cross used_event again until the driver re-enables callbacks."""
+        yield from dev.sync(self.driver)
+        t = dev.t
+        if not self.cb_wanted(t):
+            return False
+        self._cb_set(t, False)
+        return True
 
-        The device may have run ahead of the guest, so the guest's callbacks
-        may still be off at sim time now and on again by the signal's time: a
-        signal that finds them off is kept for virtqueue_enable_cb().
-        """
+    def eventfd_signal(self, dev: Task) -> None:
+        """The call eventfd: KVM's irqfd injects the device's interrupt at the device's clock."""
         self.signalled += 1
-        ts = dev.t
-        if self.cb_enabled_at is None:
-            self.signals.append(ts)
-        else:
-            self.vring_interrupt(ts)
+        self.irq(dev.t)
 
-    def vhost_enable_notify(self) -> None:
-        self.device_notify = True
+    def vhost_enable_notify(self, dev: Task) -> None:
+        _log(self.notify_log, dev.t, True)
 
-    def vhost_disable_notify(self) -> None:
-        self.device_notify = False
+    def vhost_disable_notify(self, dev: Task) -> None:
+        _log(self.notify_log, dev.t, False)
+
+
+def _log(log: list, t: float, value: bool) -> None:
+    """Record a flag's new value at time t (each side writes at its own clock)."""
+    bisect.insort(log, (t, value))
+    if len(log) > 8:                             # only the recent past is ever asked about
+        del log[:-8]
+
+
+def _logged(log: list, t: float) -> bool:
+    """The flag's value at time t."""
+    i = bisect.bisect_right(log, (t, True))
+    return i > 0 and log[i - 1][1]
