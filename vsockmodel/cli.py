@@ -426,6 +426,33 @@ def cmd_calibrate(a) -> int:
     return 0
 
 
+def cmd_hypotheses(a) -> int:
+    """Which story fits the measurements: the hypotheses table."""
+    from .study import hypotheses
+
+    if a.show:
+        data = hypotheses.load()
+    else:
+        jobs = parse_int(a.jobs, "jobs", "[1, 64]") if a.jobs is not None else 2
+        data = hypotheses.study(a.only, jobs=jobs,
+                                progress=lambda name, i, n: print(f"[{i + 1}/{n}] {name}", file=sys.stderr))
+        if not (a.only or a.dry_run):
+            hypotheses.write(data)
+    if a.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    rows = hypotheses.table(data)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    print()
+    for f in hypotheses.FINGERPRINTS:
+        where = "in-sample" if f.in_sample else "held out"
+        print(f"{f.key} ({where}): {f.what}. Measured: {f.measured}.")
+    print(f"\nThe default, chosen on the in-sample score only: {data['chosen']}.")
+    return 0
+
+
 def cmd_validate(a) -> int:
     from .study import validate
     from .study.replications import check_jobs
@@ -550,6 +577,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run the model with the host socket's lock (see run --help)"
                        if value else argparse.SUPPRESS)
     p.set_defaults(func=cmd_validate, prog=p.prog)
+
+    p = sub.add_parser("hypotheses", help="which mechanism fits the measurements: each hypothesis "
+                       "fitted and scored on the fingerprints",
+                       description="Fit every hypothesis (the schema's advanced switches) as the "
+                                   "calibration's protocol allows, score each on the in-sample "
+                                   "table and on the measurements' fingerprints, and write "
+                                   "vsockmodel/study/data/hypotheses.json (about an hour on two "
+                                   "cores). --show prints the stored study without running.")
+    p.add_argument("--show", action="store_true", help="print the stored study's table")
+    p.add_argument("--only", action="append", metavar="NAME",
+                   help="run only this hypothesis (repeatable); nothing is written")
+    p.add_argument("--dry-run", action="store_true", help="run, print, write nothing")
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="worker processes (default: 2)")
+    p.add_argument("--json", action="store_true", help="print the study as JSON")
+    p.set_defaults(func=cmd_hypotheses, prog=p.prog)
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop, run "
                        "stability, widget latency",

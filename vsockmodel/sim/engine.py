@@ -16,13 +16,22 @@ How time works
 A thread (``Task``) charges CPU time where its code runs, into ``acc``: work
 done but not yet turned into simulated time. Its own clock is ``t = now +
 acc``. It turns ``acc`` into simulated time (a simpy timeout) only where it
-meets another thread and only if that other thread might act first, that is,
-if some event is due before ``t`` (``sync``). Otherwise nothing can happen in
-between and it runs ahead. The places where threads meet are the shared
-objects' own operations, as in the kernel: spinlocks (``SpinLock``), wait
-queues (``WaitQueue``) and wake-ups (``Sim.try_to_wake_up``), the virtqueues'
-rings, the work lists. So the event count stays near one per interaction
-between threads, not one per kernel function.
+meets another thread, and only if a thread that shares the object (its
+``peers``) might act before ``t`` (``Task.preceded``, ``Task.sync``).
+Otherwise nothing that matters can happen in between, and it runs ahead. The
+places where threads meet are the shared objects' own operations, as in the
+kernel: spinlocks (``SpinLock``), wait queues (``WaitQueue``) and wake-ups
+(``Sim.try_to_wake_up``), the virtqueues' rings, the work lists. So the event
+count stays near one per interaction between threads, not one per kernel
+function. Whether a peer might act first is known from when it will run
+next, or, if it sleeps, from when the threads that can wake it might
+(``Task.earliest_action``): the lookahead.
+
+CPUs
+----
+Each thread runs on a ``Cpu``, one at a time: on the guest's CPU1 the RX
+interrupt and two kworkers share it, and a kworker woken while the other
+runs waits for the CPU, with no wake-up latency (the vCPU is awake).
 
 A queue between threads carries time stamps (a used buffer is published at
 its producer's clock ``t``), and its consumer takes an entry once its own
@@ -173,13 +182,14 @@ class Sim:
             event.succeed()
 
     def wake_latency(self, task: "Task", t: float) -> float:
-        """From the wake-up at t until the task runs: its CPU's way back from idle.
+        """From the wake-up at t until the task runs on its idle CPU: the CPU's way back.
 
-        Each task has its CPU to itself, so when it sleeps its CPU idles. A
-        halted guest vCPU wakes fast while KVM still polls for it
-        (``kvm.HaltPoll``); otherwise the longer it has been idle, the deeper
-        the host CPU under it sleeps, and the slower it wakes. A host thread
-        waits for the host scheduler.
+        A halted guest vCPU wakes fast while KVM still polls for it
+        (``halt_poll_ns``, ``kvm.HaltPoll``); otherwise the host scheduler
+        runs its thread, and with ``deep_cstates`` the longer the vCPU has been
+        idle, the deeper the host CPU under it sleeps and the slower it wakes.
+        A host thread waits for the host scheduler. (A task woken while
+        another runs on its CPU waits for the CPU instead: Cpu.release.)
         """
         c, cpu = self.c, task.cpu
         if not cpu.guest:
@@ -435,7 +445,6 @@ class Task:
         self.wake_event = self.env.event()
         self.slept = True
         self.cpu.release(self, self.sleep_at)
-        self.going_to_sleep()
         yield self.wake_event
         cpu = self.cpu
         cpu.owner = self
@@ -444,10 +453,6 @@ class Task:
         if cpu.irq_pending:
             self.work(cpu.irq_pending)               # the interrupt that woke the CPU
             cpu.irq_pending = 0.0
-
-    def going_to_sleep(self) -> None:
-        """What the scheduler does as this task sleeps (a hook: a kworker's pool
-        starts another worker, wq_worker_sleeping())."""
 
     def sleep_until_woken_at(self, t: float) -> None:
         """Sleep now; the wake-up that ends it is already known to come at t

@@ -173,7 +173,7 @@ def _result(m: Machine) -> Result:
                   "work_runs": m.vsock.rx_work.runs + m.vsock.tx_work.runs,
                   "refill_bufs": rx.posted, "tx_done": tx.taken, "kicks": rx.kicks,
                   "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
-                  "tail_copy_bytes": st.tail_copy_bytes, "deferred_data_ready": st.deferred_data_ready,
+                  "tail_copy_bytes": st.tail_copy_bytes, "data_ready_calls": st.data_ready_calls,
                   "wakes_sent": sum(k.wakes_sent for k in kworkers),
                   "sleeps": sum(k.sleeps for k in kworkers), "busy_ns": cpu1_busy}
     wakeups = {t.name: st.wakeups[t.name] for t in m.tasks}
