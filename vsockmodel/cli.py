@@ -19,6 +19,11 @@ from .model.units import fmt_size, parse_int
 from .model.variants import VARIANTS
 
 
+# Exit statuses: 0 done; 1 a run stopped by its bounds; 2 bad input (one line on
+# stderr, nothing run); 3 quiz --answer judged wrong; 130 interrupted.
+WRONG_ANSWER = 3
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line on stderr and exit status 2."""
 
@@ -169,10 +174,10 @@ def _fmt(metric: str, x: float) -> str:
 
 def _run_replicated(a, p) -> int:
     """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
-    from .study.replications import check_jobs, check_replications, cpu_jobs, replicate
+    from .study.replications import check_jobs, check_replications, replicate, worker_count
 
     kwargs = _model_kwargs(a)
-    check_jobs(a.jobs)
+    jobs = check_jobs(a.jobs)
     [(_, configs)] = check_replications(a.replications, kwargs)     # before printing anything
     replications = len(configs)
     if a.quiz and not a.compute:
@@ -182,7 +187,7 @@ def _run_replicated(a, p) -> int:
               f"\n\nQuestions: how much does the {what} vary from seed to seed?"
               "\nHow wide is the 95 % interval of its mean? Run again with -c to see.")
         return 0
-    reps = replicate(replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    reps = replicate(replications, jobs=worker_count(jobs, replications), **kwargs)
     if a.json:
         print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
         return 0
@@ -259,27 +264,28 @@ def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: i
 
 def cmd_compare(a) -> int:
     """Two settings with the same seeds: the paired change and its interval."""
-    from .study.replications import check_jobs, check_replications, compare, cpu_jobs, metrics_for
+    from .study.replications import check_jobs, check_replications, compare, metrics_for, worker_count
 
     kwargs = _model_kwargs(a)
-    check_jobs(a.jobs)
+    jobs = check_jobs(a.jobs)
     side_a, side_b = _side_args(a)
-    check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
-                       labels=("a", "b"))
+    checked = check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
+                                 labels=("a", "b"))
+    replications = len(checked[0][1])                           # the option's text, read as a number
     p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute:
-        _echo_compare_args(side_a, side_b, kwargs, a.replications)
-        print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs A and B: a pair.")
+        _echo_compare_args(side_a, side_b, kwargs, replications)
+        print(f"Each seed from {p.seed} to {p.seed + replications - 1} runs A and B: a pair.")
         print(f"\nQuestions: which of A and B has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
               "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
               "\nRun again with -c to see.")
         return 0
-    c = compare(side_a, side_b, replications=a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    c = compare(side_a, side_b, replications=replications, jobs=worker_count(jobs, 2 * replications), **kwargs)
     if a.json:
         print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_compare_args(side_a, side_b, kwargs, a.replications)
+    _echo_compare_args(side_a, side_b, kwargs, replications)
     la, lb = c.a, c.b
     ca, cb = (la, lb) if max(len(la), len(lb)) <= 10 else ("A", "B")
     name, unit, _ = _METRIC_NAMES[metric]
@@ -350,14 +356,16 @@ def cmd_quiz(a) -> int:
     if a.seed is None:
         raise ValueError("seed: give the problem's seed, e.g. --seed 42 (or --key 1-30 for a key)")
     p = quiz.problem(a.chapter, a.seed)
+    result = None if a.answer is None else quiz.check(p, a.answer)   # a bad answer: before printing
     print(f"Chapter {p.chapter}, problem {p.seed} ({p.kind})\n\n{p.question}\n")
-    if a.answer is not None:
-        result = quiz.check(p, a.answer)
+    if result is not None:
         verdict = "Right" if result["correct"] else "Not quite"
         print(f"{verdict}: the model says {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
-        return 0
+        print(f"The model's answer, seeds and all: {p.command}")
+        return 0 if result["correct"] else WRONG_ANSWER
     if a.compute:
         print(f"Answer: {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
+        print(f"The model's answer, seeds and all: {p.command}")
     else:
         print("Run again with -c to see the answer, or --answer X to check yours.")
     return 0
@@ -389,9 +397,9 @@ def cmd_calibrate(a) -> int:
     from .model.costs import Costs
     from .study import calibrate
 
-    from .study.replications import check_jobs
+    from .study.replications import check_jobs, worker_count
 
-    check_jobs(a.jobs)
+    jobs = worker_count(check_jobs(a.jobs))
     with _progress_bar(a, "calibrate", "run") as bar:
         def progress(stage, i, n):
             bar.set_description(f"calibrate: {stage}")
@@ -399,7 +407,7 @@ def cmd_calibrate(a) -> int:
             bar.n = i
             bar.refresh()
 
-        result = calibrate.fit(Costs(), progress=progress, jobs=a.jobs)
+        result = calibrate.fit(Costs(), progress=progress, jobs=jobs)
     path = None if a.dry_run else calibrate.write(result)
     if a.json:
         print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
@@ -428,16 +436,16 @@ def cmd_calibrate(a) -> int:
 
 def cmd_validate(a) -> int:
     from .study import validate
-    from .study.replications import check_jobs
+    from .study.replications import check_jobs, worker_count
 
-    check_jobs(a.jobs)
+    jobs = worker_count(check_jobs(a.jobs))
     with _progress_bar(a, "validate", "run") as bar:
         def progress(i, n):
             bar.total = n
             bar.n = i
             bar.refresh()
 
-        report = validate.validate(jobs=a.jobs, progress=progress, host_lock=a.host_lock)
+        report = validate.validate(jobs=jobs, progress=progress, host_lock=a.host_lock)
     if a.json:
         print(json.dumps(report, indent=2))
     else:
@@ -512,13 +520,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("quiz", help="a seeded problem of a chapter, answered by the model",
                        description="A chapter and a seed pick a problem, OSTEP-homework style; the "
                                    "model computes its answer. The browser lab shows the same problem "
-                                   "for the same seed.")
+                                   "for the same seed.",
+                       epilog=f"Exit status: 0, or {WRONG_ANSWER} when --answer is judged wrong; "
+                              "2 for bad input (nothing printed but one line on stderr).")
     p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 5")
     p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
     p.add_argument("--answer", action=_Once, default=None, metavar="X",
-                   help="check an answer (a number, or yes/no)")
+                   help=f"check an answer (a number, or yes/no): exit status 0 if right, "
+                        f"{WRONG_ANSWER} if wrong")
     p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
                    help="print the answer key for a range of seeds, e.g. 1-30")
     p.set_defaults(func=cmd_quiz, prog=p.prog)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from ..model import kernel
 from ..model.params import make_params
-from ..model.units import parse_number, parse_size
+from ..model.schema import BY_NAME
+from ..model.units import parse_number
 from ..sim.engine import Sim
 from ..sim.guest import RxWorker
 from ..sim.reader import Reader
@@ -89,9 +90,10 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
         known = sorted(inspect.signature(starvation).parameters.keys() - {"unknown"})
         raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(known)}")
     reader_wake_ns = parse_number(reader_wake_ns, "reader_wake_ns", 0, 1e9, "[0, 1e9] ns")
+    payload = BY_NAME["payload"].coerce(payload)      # read as run() reads it: errors quote the range
     p, costs = make_params(variant=variant, buffer=buffer, payload=payload,
                            headroom_check=headroom_check, seed=seed, trace=True,
-                           transfer=2 * parse_size(payload, "payload"), recv_size=64 * kernel.KiB)
+                           transfer=2 * payload, recv_size=64 * kernel.KiB)
     if 2 * p.payload > p.buffer:
         raise ValueError(f"payload: two packets of {p.payload} B must fit buffer {p.buffer} B; "
                          f"allowed payload <= {p.buffer // 2}")
