@@ -124,7 +124,7 @@ def test_the_work_bound_not_the_count_limits_replications_of_default_runs():
     assert 16 <= most < 64                        # the lab's 16 pairs fit
     assert len(rep.check_replications(most, kw, kw)[0][1]) == most
     with pytest.raises(ValueError, match=r"replications <= \d+ here"):
-        rep.check_replications(8, {"transfer": "40M"}, {"transfer": "40M"})
+        rep.check_replications(8, {"transfer": "100M"}, {"transfer": "100M"})
     # short ping-pongs: 64 pairs fit
     rep.check_replications(rep.MAX_REPLICATIONS, {"workload": "pingpong"}, {"workload": "pingpong"})
 

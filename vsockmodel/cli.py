@@ -342,16 +342,11 @@ def cmd_quiz(a) -> int:
         if a.seed is not None or a.answer is not None or a.compute:
             raise ValueError("key: --key lists the answers for a range of seeds; give it without "
                              "--seed, --answer and -c")
-        first, sep, last = str(a.key).partition("-")
-        lo = parse_int(first, "key", "a range of seeds such as 1-30")
-        hi = parse_int(last if sep else first, "key", "a range of seeds such as 1-30")
-        if not 0 <= lo <= hi or hi - lo >= 200:
-            raise ValueError(f"key: {a.key!r} is not a range of at most 200 seeds such as 1-30")
-        quiz.checked_args(a.chapter, lo)
-        quiz.checked_args(a.chapter, hi)
-        print(f"Answer key, chapter {a.chapter}, seeds {lo} to {hi}")
-        for p in quiz.key(a.chapter, range(lo, hi + 1)):
-            print(f"  seed {p.seed:>4}  {p.kind:<28} {p.answer_text:>22}  ({p.tolerance_text})")
+        seeds = quiz.key_seeds(a.chapter, a.key)
+        print(f"Answer key, chapter {a.chapter}, seeds {seeds[0]} to {seeds[-1]} "
+              f"(a line as each problem is computed; Ctrl-C stops)", flush=True)
+        for p in quiz.key(a.chapter, seeds):      # one problem at a time: the lines are the progress
+            print(f"  seed {p.seed:>4}  {p.kind:<28} {p.answer_text:>22}  ({p.tolerance_text})", flush=True)
         return 0
     if a.seed is None:
         raise ValueError("seed: give the problem's seed, e.g. --seed 42 (or --key 1-30 for a key)")
@@ -472,7 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(p)
     _add_output_args(p)
     p.add_argument("--replications", action=_Once, default=None, metavar="N",
-                   help="run with this many consecutive seeds (2 to 64) and print each "
+                   help="run with this many consecutive seeds (2 to 64, as many as a call's work bound "
+                        "allows) and print each "
                         "metric's mean with its 95 %% interval")
     p.add_argument("--jobs", action=_Once, default=None, metavar="N",
                    help="with --replications: worker processes (default: all CPUs; the result "
@@ -491,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--b-set", action="append", metavar="NAME=VALUE",
                    help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable, once per name)")
     p.add_argument("--replications", action=_Once, default="8", metavar="N",
-                   help="seeds, one pair each (2 to 64)")
+                   help="seeds, one pair each (2 to 64, as many as a call's work bound allows)")
     p.add_argument("--jobs", action=_Once, default=None, metavar="N",
                    help="worker processes (default: all CPUs; the result does not depend on it)")
     _add_output_args(p)
@@ -531,7 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"check an answer (a number, or yes/no): exit status 0 if right, "
                         f"{WRONG_ANSWER} if wrong")
     p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
-                   help="print the answer key for a range of seeds, e.g. 1-30")
+                   help="print the answer key for a range of seeds, e.g. 1-30 (at most 60 seeds, a line "
+                        "as each is computed)")
     p.set_defaults(func=cmd_quiz, prog=p.prog)
 
     p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte "

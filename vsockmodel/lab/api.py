@@ -19,7 +19,7 @@ import math
 import time
 from functools import lru_cache
 
-from ..model import schema
+from ..model import budget, schema
 from ..model.params import Params, make_params
 from ..model.units import fmt_size, fmt_size_exact
 from ..sim.errors import Deadlock, SimulationLimitExceeded
@@ -274,8 +274,27 @@ def _sweep_config(config: dict, payload: int, matched: bool) -> dict:
     return out
 
 
+def _sweep_within_bound(config: dict, matched: bool, config_b: dict | None = None, **_) -> None:
+    """A sweep is bounded as a whole: its points together, both sides, within
+    MAX_WORK (vsockmodel.model.budget). Each point asks, so the first is refused."""
+    total, heaviest = 0, None
+    for side in (config, config_b):
+        for payload in SWEEP_PAYLOADS if side is not None else ():
+            try:
+                p, _ = make_params(**_sweep_config(side, payload, matched))
+            except ValueError:
+                continue                  # that point says what is wrong when its turn comes
+            total += p.work_units
+            heaviest = max(heaviest or p, p, key=lambda q: q.work_units)
+    if heaviest is not None and total > budget.MAX_WORK:
+        name, fix = budget.what_to_change(heaviest)
+        budget.check_call(total, f"a sweep of {len(SWEEP_PAYLOADS)} payloads"
+                          + (" on both sides" if config_b is not None else ""), name,
+                          f"{fix} (the heaviest point is {fmt_size(heaviest.payload)})")
+
+
 @checked(config=inputs.known_config, payload=inputs.size, matched=inputs.flag,
-         config_b=inputs.optional(inputs.known_config))
+         config_b=inputs.optional(inputs.known_config), check=_sweep_within_bound)
 def sweep_point(config, payload, matched=False, config_b=None) -> str:
     """One point of a sweep: the metric at ``payload``, or the change from A to B
     there (one pair, with A's seed)."""

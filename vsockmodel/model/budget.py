@@ -67,6 +67,17 @@ def per_write(p) -> Fraction:
     return units
 
 
+def what_to_change(p) -> tuple[str, str]:
+    """The parameter that makes ``p``'s writes costly, and how to make them cheaper."""
+    packets = p.max_packets_per_write
+    terms = {("recv_size", "a larger recv_size"): PER_READ * Fraction(p.payload, p.recv_size),
+             ("buffer", "a larger buffer or rx_ring_size"): Fraction(PER_STALL * packets, window(p)),
+             ("payload", "a smaller payload"): PER_PACKET * packets}
+    if p.workload == "pingpong":
+        terms[("requests", "fewer requests")] = PER_ROUND_TRIP * 2     # a round trip's wake-ups dominate
+    return max(terms, key=terms.get)
+
+
 def run_work(p) -> int:
     """Work units of a run with Params ``p``."""
     writes = 1 if refused_at_once(p) else p.writes

@@ -400,6 +400,25 @@ def check(p: Problem, given) -> dict:
             "tolerance_text": p.tolerance_text, "explanation": p.explanation, "command": p.command}
 
 
-def key(chapter, seeds) -> list[Problem]:
-    """The answer key for a range of seeds (what an instructor checks answers against)."""
-    return [problem(chapter, s) for s in seeds]
+# A key runs up to a dozen model runs per seed: it is bounded by its number of
+# seeds (two rooms of 30), and computed one problem at a time so that the
+# command line shows each line as it comes (Ctrl-C stops it).
+MAX_KEY_SEEDS = 60
+
+
+def key_seeds(chapter, text) -> range:
+    """The seeds of an answer key, "FIRST-LAST" (or one seed), checked before anything runs."""
+    first, sep, last = str(text).strip().partition("-")
+    allowed = f"a range of at most {MAX_KEY_SEEDS} seeds in [0, {MAX_SEED}] such as 1-30"
+    lo = parse_int(first, "key", allowed)
+    hi = parse_int(last if sep else first, "key", allowed)
+    if not 0 <= lo <= hi <= MAX_SEED or hi - lo >= MAX_KEY_SEEDS:
+        raise ValueError(f"key: {quote(str(text))} is out of range; allowed {allowed}")
+    checked_args(chapter, lo)
+    return range(lo, hi + 1)
+
+
+def key(chapter, seeds):
+    """The answer key for a range of seeds (what an instructor checks answers against),
+    one problem at a time."""
+    return (problem(chapter, s) for s in seeds)
