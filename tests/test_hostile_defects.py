@@ -413,3 +413,28 @@ def test_27_a_wrong_answer_has_its_own_exit_status(capsys):
     assert status == cli.WRONG_ANSWER == 3 and "Not quite" in out and err == ""
     quiz_help = cli.build_parser()._subparsers._group_actions[0].choices["quiz"].format_help()   # noqa: SLF001
     assert "3 if wrong" in quiz_help and "Exit status" in quiz_help
+
+
+# ---- found by the fuzzer (tests/test_hostile_fuzz.py) -----------------------------------------------
+
+def test_fuzz_a_side_with_a_huge_number_or_a_newline_is_named_in_one_line():
+    with pytest.raises(ValueError) as exc:
+        vm.compare("baseline", {"variant": "p1-p5", "payload": 10**5000}, replications=2)
+    assert str(exc.value).startswith("payload: a number of about 5,001 digits")
+    with pytest.raises(ValueError) as exc:
+        vm.compare("baseline", "pre-skb\n", replications=2)
+    assert "\n" not in str(exc.value) and "'pre-skb\\n'" in str(exc.value)
+
+
+def test_fuzz_a_sweep_point_of_two_workloads_or_a_reset_side_is_an_answer_not_a_crash():
+    refusal(api.sweep_point({"workload": "pingpong", "requests": 2}, 64, False, {"transfer": "4K"}), "workload")
+    res = json.loads(api.sweep_point({"workload": "pingpong", "requests": 2}, 64, False,
+                                     {"workload": "pingpong", "requests": 2, "buffer": 128}))
+    assert res["ok"] is False and "no value at 64 B" in res["message"]
+
+
+def test_fuzz_integers_read_a_whole_decimal_as_sizes_do():
+    # "16.0" is read as 16 on every surface, as 16.0 is from Python and "4096.0" as a size
+    assert vm.make_params(seed="16.0", payload="4096.0")[0].seed == 16
+    with pytest.raises(ValueError, match="^seed: expected an integer"):
+        vm.make_params(seed="16.5")

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from ..model import budget, schema
 from ..model.params import Params, make_params
-from ..model.units import fmt_size, fmt_size_exact
+from ..model.units import fmt_size, fmt_size_exact, quote
 from ..sim.errors import Deadlock, SimulationLimitExceeded
 from ..sim.run import run as run_model
 from ..sim.trace import busiest_window, lock_spans, shares
@@ -276,7 +276,11 @@ def _sweep_config(config: dict, payload: int, matched: bool) -> dict:
 
 def _sweep_within_bound(config: dict, matched: bool, config_b: dict | None = None, **_) -> None:
     """A sweep is bounded as a whole: its points together, both sides, within
-    MAX_WORK (vsockmodel.model.budget). Each point asks, so the first is refused."""
+    MAX_WORK (vsockmodel.model.budget). Each point asks, so the first is refused.
+    Its two sides run the same workload, as compare()'s do."""
+    if config_b is not None and config.get("workload", "stream") != config_b.get("workload", "stream"):
+        raise ValueError(f"workload: A and B must run the same workload; A runs "
+                         f"{quote(config.get('workload', 'stream'))}, B runs {quote(config_b.get('workload', 'stream'))}")
     total, heaviest = 0, None
     for side in (config, config_b):
         for payload in SWEEP_PAYLOADS if side is not None else ():
@@ -310,7 +314,7 @@ def sweep_point(config, payload, matched=False, config_b=None) -> str:
             ra, rb = run_model(**a), run_model(**b)
             key = "rtt_us" if ra.params["workload"] == "pingpong" else "throughput_gbps"
             x, y = getattr(ra, key), getattr(rb, key)
-            value = 100 * (y / x - 1) if x else None
+            value = 100 * (y / x - 1) if x and y is not None else None    # a reset side has none
     except (ValueError, SimulationLimitExceeded, Deadlock) as exc:
         return _error(exc)
     if value is None or not math.isfinite(value):

@@ -21,7 +21,7 @@ GiB = 1024 * MiB
 # 1000 bytes to some readers and 1024 to others (_DECIMAL_RE says which to write).
 _SIZE_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *(?:([KMG])(?:iB)?|B)? *", re.IGNORECASE | re.ASCII)
 _DECIMAL_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *([KMG])B *", re.IGNORECASE | re.ASCII)
-_INT_RE = re.compile(r" *([-+]?\d+) *", re.ASCII)
+_INT_RE = re.compile(r" *([-+]?\d+)(?:\.0+)? *", re.ASCII)     # "16", and "16.0" as 16.0 is
 _FACTORS = {"": 1, "K": KiB, "M": MiB, "G": GiB}
 # No size or count here has more than 19 digits (the largest seed): longer text
 # is refused before Python converts it, which it does only up to 4300 digits,
@@ -34,6 +34,8 @@ QUOTE_CHARS = 40
 def quote(value) -> str:
     """``repr(value)`` for an error message, cut short: a 5,000-character
     text is quoted as its first characters and its length."""
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+        return fmt_count(value)            # repr() refuses past 4300 digits
     text = repr(value)
     if len(text) <= QUOTE_CHARS:
         return text
@@ -92,8 +94,8 @@ def parse_size(value, name: str = "size", allowed: str = "") -> int:
 
 def parse_int(value, name: str, allowed: str = "") -> int:
     """An integer from Python (int, numpy integer, a whole float) or from text
-    of ASCII digits with an optional sign ("64", "-1"): the same rule as sizes,
-    without a unit."""
+    of ASCII digits with an optional sign ("64", "-1", and "64.0" as the float
+    64.0 is): the same rule as sizes, without a unit."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, float) and value.is_integer():

@@ -23,7 +23,7 @@ from ..model import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
 from ..model import budget
 from ..model.params import MAX_SEED, MAX_WORK, Params, make_params
-from ..model.units import check_int
+from ..model.units import MAX_DIGITS, QUOTE_CHARS, check_int, quote
 from ..sim.results import NUMERIC_FIELDS, Result
 
 MAX_REPLICATIONS = 64
@@ -66,7 +66,8 @@ def check_replications(replications, *sides: dict,
                 raise
             side = labels[i]
             # compare(): say which side, and how to give one side a setting of its own
-            raise ValueError(f"{exc} [side {side.upper()}, variant {kwargs.get('variant', Params.variant)}; "
+            variant = kwargs.get("variant", Params.variant)
+            raise ValueError(f"{exc} [side {side.upper()}, variant {quote(variant)}; "
                              f"to give one side a setting of its own: --a-set or --b-set NAME=VALUE, "
                              f"in Python a={{...}} or b={{...}}]") from None
         if p.seed + replications - 1 > MAX_SEED:
@@ -177,9 +178,16 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
 
 def side_label(side: dict) -> str:
     """How a side of a comparison is named: its variant, or "name=value, ..."."""
-    if list(side) == ["variant"]:
-        return side["variant"]
-    return ", ".join(f"{k}={v}" for k, v in side.items())
+    def shown(v) -> str:                  # as given, unless too long or odd to print as it is
+        if isinstance(v, str) and v.isprintable() and len(v) <= QUOTE_CHARS:
+            return v
+        if isinstance(v, (bool, float)) or (isinstance(v, int) and abs(v) < 10**MAX_DIGITS):
+            return str(v)
+        return quote(v)
+
+    if list(side) == ["variant"] and isinstance(side["variant"], str):
+        return shown(side["variant"])
+    return ", ".join(f"{k}={shown(v)}" for k, v in side.items())
 
 
 def _side(spec, name: str) -> tuple[str, dict]:
