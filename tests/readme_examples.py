@@ -23,6 +23,7 @@ import io
 import re
 import shlex
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,12 +153,16 @@ def run_python(block: Block, write: bool = False) -> tuple[list[str], list[str]]
     globs: dict = {}
     for ex in test.examples:
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(ex.source, "README.md", "single"), globs)     # noqa: S102 - the README's own code
-        got = out.getvalue()
-        if not doctest.OutputChecker().check_output(ex.want, got, doctest.ELLIPSIS):
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(ex.source, "README.md", "single"), globs)     # noqa: S102 - the README's own code
+            got = out.getvalue()
+        except Exception as exc:                  # an example of an error: as doctest shows one
+            got = "Traceback (most recent call last):\n...\n" + traceback.format_exception_only(exc)[-1]
+        want = ex.want if ex.exc_msg is None else "Traceback (most recent call last):\n...\n" + ex.exc_msg
+        if not doctest.OutputChecker().check_output(want, got, doctest.ELLIPSIS):
             failures.append(f"README.md, line {block.start + ex.lineno + 1}: {ex.source.strip()!r} "
-                            f"printed {got!r}, the README says {ex.want!r}")
+                            f"printed {got!r}, the README says {want!r}")
         fresh.append((ex, got))
     lines = list(block.lines)
     if write:                                     # replace each example's shown output, last first

@@ -423,7 +423,7 @@ def test_fuzz_a_side_with_a_huge_number_or_a_newline_is_named_in_one_line():
     assert str(exc.value).startswith("payload: a number of about 5,001 digits")
     with pytest.raises(ValueError) as exc:
         vm.compare("baseline", "pre-skb\n", replications=2)
-    assert "\n" not in str(exc.value) and "'pre-skb\\n'" in str(exc.value)
+    assert "\n" not in str(exc.value) and "variant 'pre-skb\\n';" in str(exc.value)
 
 
 def test_fuzz_a_sweep_point_of_two_workloads_or_a_reset_side_is_an_answer_not_a_crash():

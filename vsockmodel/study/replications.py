@@ -66,8 +66,8 @@ def check_replications(replications, *sides: dict,
                 raise
             side = labels[i]
             # compare(): say which side, and how to give one side a setting of its own
-            variant = kwargs.get("variant", Params.variant)
-            raise ValueError(f"{exc} [side {side.upper()}, variant {quote(variant)}; "
+            variant = _shown(kwargs.get("variant", Params.variant))
+            raise ValueError(f"{exc} [side {side.upper()}, variant {variant}; "
                              f"to give one side a setting of its own: --a-set or --b-set NAME=VALUE, "
                              f"in Python a={{...}} or b={{...}}]") from None
         if p.seed + replications - 1 > MAX_SEED:
@@ -176,18 +176,21 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
                         results=results)
 
 
+def _shown(v) -> str:
+    """A setting as a label or a message shows it: as given, unless too long
+    or too odd to print as it is (then quoted, and cut short)."""
+    if isinstance(v, str) and v.isprintable() and len(v) <= QUOTE_CHARS:
+        return v
+    if isinstance(v, (bool, float)) or (isinstance(v, int) and abs(v) < 10**MAX_DIGITS):
+        return str(v)
+    return quote(v)
+
+
 def side_label(side: dict) -> str:
     """How a side of a comparison is named: its variant, or "name=value, ..."."""
-    def shown(v) -> str:                  # as given, unless too long or odd to print as it is
-        if isinstance(v, str) and v.isprintable() and len(v) <= QUOTE_CHARS:
-            return v
-        if isinstance(v, (bool, float)) or (isinstance(v, int) and abs(v) < 10**MAX_DIGITS):
-            return str(v)
-        return quote(v)
-
     if list(side) == ["variant"] and isinstance(side["variant"], str):
-        return shown(side["variant"])
-    return ", ".join(f"{k}={shown(v)}" for k, v in side.items())
+        return _shown(side["variant"])
+    return ", ".join(f"{k}={_shown(v)}" for k, v in side.items())
 
 
 def _side(spec, name: str) -> tuple[str, dict]:
