@@ -378,6 +378,18 @@ def test_14_out_of_range_numbers_in_the_measurements_are_named(data_copy, column
         measurements.rows()
 
 
+def test_14_a_testbed_row_of_zero_writes_is_named(data_copy):
+    path = data_copy / "testbed.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    fields_ = lines[1].rstrip("\n").split(",")
+    fields_[3] = "0"                                       # writes
+    lines[1] = ",".join(fields_) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(measurements.MeasurementsError,
+                       match=r"^vsockmodel/study/data/testbed.csv, line 2: column 'writes' must be positive"):
+        measurements.testbed()
+
+
 # ---- 15: starvation's sizes -----------------------------------------------------------------------------
 
 def test_15_starvation_quotes_the_allowed_range():

@@ -15,7 +15,7 @@ import sys
 from .model import kernel
 from .model.params import make_params
 from .model.schema import BY_NAME, NAMES, PARAMETERS
-from .model.units import fmt_size, parse_int
+from .model.units import fmt_size
 from .model.variants import VARIANTS
 
 

@@ -35,9 +35,11 @@ PER_STALL = 110                 # ... packet, shared by the packets the credit w
 PER_ROUND_TRIP = 110            # ... ping-pong request and its echo: a chain of wake-ups
 PER_WRITE = 3                   # ... send() on the host
 
-# What a call may hold in memory: the work bound keeps a call under it (a run
-# keeps a few numbers per packet and per recv(); DEVELOPMENT.md, "Bounds").
+# What a call may hold in memory. A run keeps a few numbers per packet and per
+# recv(), so the work bound keeps its results small; what is left to bound is
+# the number of worker processes (study.replications.MAX_WORKERS).
 MEMORY_BUDGET = 1 << 30
+WORKER_MEMORY = 64 << 20        # a worker process: about 30 MB measured (PSS), and its runs' results
 
 
 def window(p) -> int:
@@ -68,14 +70,16 @@ def per_write(p) -> Fraction:
 
 
 def what_to_change(p) -> tuple[str, str]:
-    """The parameter that makes ``p``'s writes costly, and how to make them cheaper."""
+    """The parameter that makes ``p``'s writes costly, and how to make them
+    cheaper (for a sweep, whose payloads and lengths are its own)."""
     packets = p.max_packets_per_write
     terms = {("recv_size", "a larger recv_size"): PER_READ * Fraction(p.payload, p.recv_size),
              ("buffer", "a larger buffer or rx_ring_size"): Fraction(PER_STALL * packets, window(p)),
-             ("payload", "a smaller payload"): PER_PACKET * packets}
-    if p.workload == "pingpong":
-        terms[("requests", "fewer requests")] = PER_ROUND_TRIP * 2     # a round trip's wake-ups dominate
-    return max(terms, key=terms.get)
+             ("rx_buf_payload", "a larger rx_buf_payload"): PER_PACKET * packets}
+    name = max(terms, key=terms.get)
+    if p.workload == "pingpong" and name[0] != "recv_size":
+        return "requests", "fewer requests"      # a ping-pong's cost is its round trips
+    return name
 
 
 def run_work(p) -> int:

@@ -28,10 +28,10 @@ from ..sim.results import NUMERIC_FIELDS, Result
 
 MAX_REPLICATIONS = 64
 MAX_JOBS = 256                # accepted; worker_count() decides how many processes run
-# Memory: a worker process holds the model and its runs' results. Measured
-# (DEVELOPMENT.md, "Bounds"): about 30 MB of its own (PSS) after a default run;
-# MAX_WORKERS of them with the parent stay well under budget.MEMORY_BUDGET.
-MAX_WORKERS = 16
+# Memory: a worker process holds the model and its runs' results (about 30 MB
+# of its own, PSS: DEVELOPMENT.md, "Bounds"); MAX_WORKERS of them stay under
+# the memory a call may take, whatever --jobs asks.
+MAX_WORKERS = budget.MEMORY_BUDGET // budget.WORKER_MEMORY
 DEFAULT_REPLICATIONS = 8
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
 PINGPONG_METRICS = ("rtt_us", "rtt_p95_us", "rx_cycles_per_byte")
