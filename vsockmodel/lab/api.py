@@ -278,9 +278,10 @@ def _sweep_within_bound(config: dict, matched: bool, config_b: dict | None = Non
     """A sweep is bounded as a whole: its points together, both sides, within
     MAX_WORK (vsockmodel.model.budget). Each point asks, so the first is refused.
     Its two sides run the same workload, as compare()'s do."""
-    if config_b is not None and config.get("workload", "stream") != config_b.get("workload", "stream"):
-        raise ValueError(f"workload: A and B must run the same workload; A runs "
-                         f"{quote(config.get('workload', 'stream'))}, B runs {quote(config_b.get('workload', 'stream'))}")
+    workloads = [side.get("workload", "stream") for side in (config, config_b) if side is not None]
+    if len(set(map(quote, workloads))) > 1:
+        raise ValueError(f"workload: A and B must run the same workload; A runs {quote(workloads[0])}, "
+                         f"B runs {quote(workloads[1])}")
     total, heaviest = 0, None
     for side in (config, config_b):
         for payload in SWEEP_PAYLOADS if side is not None else ():

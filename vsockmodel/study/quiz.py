@@ -242,8 +242,9 @@ def _used_publishes(rng, seed):
                    f"{r.counters['used_publishes']} publishes for {r.packets} buffers: one "
                    f"vhost_add_used_n() per run of vhost_transport_do_send_pkt(), not one per buffer.",
                    {"variant": "baseline", "payload": payload, "vhost_used_batch": True, "seed": seed},
-                   code=_code(f"1000 * (r := {_call('run', variant='baseline', payload=payload, vhost_used_batch=True, seed=seed)})"
-                              ".counters['used_publishes'] / r.packets"))
+                   code=_code("1000 * (r := " + _call("run", variant="baseline", payload=payload,
+                                                       vhost_used_batch=True, seed=seed)
+                              + ").counters['used_publishes'] / r.packets"))
 
 
 # ---- chapter 4: metadata slots and notification deferral ------------------------------
@@ -313,7 +314,8 @@ def _rtt(rng, seed):
                    f"test beds; chapter 5 says why the model does not reach that.)",
                    {"variant": variant, "payload": payload, "workload": "pingpong", "requests": 200,
                     "seed": seed},
-                   code=_code(_call("run", variant=variant, payload=payload, workload="pingpong", requests=200, seed=seed)
+                   code=_code(_call("run", variant=variant, payload=payload, workload="pingpong", requests=200,
+                                    seed=seed)
                               + ".rtt_us"))
 
 
