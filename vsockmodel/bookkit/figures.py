@@ -66,6 +66,38 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
     ax.legend(loc="upper left", ncol=2)
 
 
+def gains_vs_payload(ax, a: str = "baseline", b: str = "p1-p5", payloads=SERIES_PAYLOADS,
+                     measured_table: str = "v1_all_fixed64k", seeds=range(1, 5), **fixed):
+    """The gain of b over a against payload: the model's (mean over seeds, with its
+    paired 95 % interval) beside the series' measured gain and its interval, so the
+    gain at 64 B can be read beside the one at 4 KiB."""
+    from ..study.confidence import paired_change_ci
+
+    model, lo, hi = [], [], []
+    for p in payloads:
+        xa = [cached_run(variant=a, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
+        xb = [cached_run(variant=b, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
+        model.append(gain_pct(sum(xa) / len(xa), sum(xb) / len(xb)))
+        low, high = paired_change_ci(xa, xb)
+        lo.append(low)
+        hi.append(high)
+    ax.axhline(0, color=COLORS["black"], linewidth=0.8, alpha=0.5)
+    ax.fill_between(payloads, lo, hi, color=VARIANT_COLORS[b], alpha=0.18, linewidth=0)
+    ax.plot(payloads, model, "-o", color=VARIANT_COLORS[b], markersize=4,
+            label=f"model: {b} over {a} (95 % interval over seeds)")
+    measured = measurements.change(measured_table)
+    xs = [p for p in payloads if p in measured]
+    ys = [measured[p][0] for p in xs]
+    err = [[measured[p][0] - measured[p][1] for p in xs], [measured[p][2] - measured[p][0] for p in xs]]
+    ax.errorbar(xs, ys, yerr=err, fmt="s", color=COLORS["black"], markerfacecolor="white",
+                markeredgewidth=1.5, capsize=3, label="measured (v1 cover letter, 95 % CI)")
+    ax.set_xscale("log", base=2)
+    size_ticks(ax.xaxis, payloads)
+    label(ax, x="payload per send() (bytes)", y=f"throughput gain of {b} (%)")
+    ax.legend(loc="upper right")
+    return dict(zip(payloads, model))
+
+
 def _measured_values(table: str, variant: str, metric: str) -> dict:
     try:
         return measurements.values(table, variant, metric)
@@ -155,7 +187,7 @@ def gain_pct(a: float, b: float) -> float:
     return 100.0 * (b / a - 1.0)
 
 
-__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload",
+__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload", "gains_vs_payload",
            "lock_timeline", "gain_pct", "fmt_size"]
 
 
