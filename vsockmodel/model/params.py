@@ -31,7 +31,7 @@ __all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WO
 PATH_COSTS = ("host_send_ns", "host_skb_ns", "host_copy_byte_ns", "vhost_pkt_ns", "vhost_copy_byte_ns",
               "vhost_add_used_ns", "vhost_signal_ns", "irq_ns", "worker_run_ns", "get_buf_ns",
               "rx_fill_buf_ns", "vq_kick_ns", "recv_pkt_ns", "lookup_ns", "lock_ns", "unlock_ns",
-              "space_update_ns", "write_space_ns", "enqueue_ns", "data_ready_ns", "rx_byte_ns",
+              "space_update_ns", "write_space_ns", "enqueue_ns", "data_ready_ns",
               "recv_syscall_ns", "recvmsg_locked_ns", "dequeue_skb_ns", "copy_to_user_byte_ns")
 
 # Default length of a stream run: enough packets for a throughput that is
@@ -188,12 +188,17 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         costs = default_costs().with_dict(costs)
     elif not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a Costs or a dict of cost overrides, got {type(costs).__name__}")
+    check_path_costs(costs)
+    return p, costs
+
+
+def check_path_costs(costs: Costs) -> None:
+    """A run needs some cost on the path every packet takes, or no simulated time passes."""
     if not any(getattr(costs, name) > 0 for name in PATH_COSTS):
         raise ValueError(f"costs: every cost on the path each packet takes is 0 ({', '.join(PATH_COSTS[:3])} "
                          f"and {len(PATH_COSTS) - 3} more, vsockmodel.model.params.PATH_COSTS): a run would "
                          f"take no simulated time and have no throughput; allowed: at least one of them "
                          f"above 0")
-    return p, costs
 
 
 def _check_rcvlowat(p: Params) -> None:

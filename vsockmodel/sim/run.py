@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..model import kernel
 from ..model.costs import Costs
-from ..model.params import Params, make_params
+from ..model.params import Params, check_path_costs, make_params
 from .engine import Cpu, Sim
 from .errors import Deadlock
 from .guest import Kworker, VirtioVsock
@@ -38,6 +38,7 @@ def simulate(p: Params, costs: Costs) -> Result:
         raise ValueError(f"params: expected a vsockmodel.Params, got {type(p).__name__}")
     if not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a vsockmodel.Costs, got {type(costs).__name__}")
+    check_path_costs(costs)
     m = Machine(p, costs)
     m.start()
     try:
