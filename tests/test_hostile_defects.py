@@ -332,6 +332,12 @@ def test_13_costs_that_take_no_time_are_refused():
         vm.run(costs=_zero_costs())
 
 
+def test_13_simulate_refuses_them_too():
+    # simulate() takes validated Params and a Costs as they are: it checks them all the same.
+    with pytest.raises(ValueError, match=r"^costs: every cost on the path each packet takes is 0"):
+        vm.simulate(vm.Params(), vm.Costs(**_zero_costs(clock_ghz=2.4)))
+
+
 @pytest.mark.parametrize("variant", ["pre-skb", "baseline", "p1-p5"])
 @pytest.mark.parametrize("workload", ["stream", "pingpong"])
 def test_13_each_path_cost_alone_makes_time_pass(variant, workload):
