@@ -30,8 +30,8 @@ __all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WO
 # shares (tests/test_hostile_defects.py checks that each one alone makes time pass).
 PATH_COSTS = ("host_send_ns", "host_skb_ns", "host_copy_byte_ns", "vhost_pkt_ns", "vhost_copy_byte_ns",
               "vhost_add_used_ns", "vhost_signal_ns", "irq_ns", "worker_run_ns", "get_buf_ns",
-              "rx_fill_buf_ns", "vq_kick_ns", "recv_pkt_ns", "lookup_ns", "lock_ns", "unlock_ns",
-              "space_update_ns", "write_space_ns", "enqueue_ns", "data_ready_ns",
+              "vq_kick_ns", "recv_pkt_ns", "lookup_ns", "lock_ns", "unlock_ns",
+              "space_update_ns", "write_space_ns", "enqueue_ns",
               "recv_syscall_ns", "recvmsg_locked_ns", "dequeue_skb_ns", "copy_to_user_byte_ns")
 
 # Default length of a stream run: enough packets for a throughput that is

@@ -153,7 +153,10 @@ class Sim:
         if self.trace is not None:
             self.log(t, waker.name if waker is not None else by, f"wake_{task.name}", via=via)
         if task.wake_event is None:
-            return True          # not in schedule() yet: it goes on without sleeping
+            # Not in schedule() yet: it goes on without sleeping, unless the
+            # wake-up comes after its own clock (the waker runs ahead).
+            task.early_wake = max(task.early_wake, t)
+            return True
         if t < task.sleep_at:
             # still finishing its work before it sleeps: it goes on then, without sleeping
             task.slept = False
@@ -303,6 +306,7 @@ class Task:
         self.state = RUNNING
         self.wake_event: simpy.Event | None = None   # set while in schedule()
         self.sleep_at = 0.0     # the clock at which it last went to sleep
+        self.early_wake = 0.0   # a wake-up that came before schedule(), at the waker's clock
         self.slept = False      # that sleep happened (a wake-up may come before it)
         self.resume_at: float | None = 0.0   # when it next runs; None: asleep, not yet woken
         # What it sleeps on, and so who can wake it (lookahead): a WaitQueue,
@@ -330,6 +334,7 @@ class Task:
     def _body(self) -> Steps:
         if self.cpu.owner is None:
             self.cpu.owner = self
+            self.take_interrupt_time()
         yield from self.main()
         self.resume_at = math.inf            # it will not act again
         self.cpu.release(self, self.t)
@@ -424,6 +429,7 @@ class Task:
         """set_current_state(TASK_INTERRUPTIBLE): from here a wake-up is not lost,
         even if it comes before schedule()."""
         self.state = SLEEPING
+        self.early_wake = 0.0
 
     def schedule(self) -> Steps:
         """kernel/sched/core.c schedule() for a sleeping task: give up the CPU
@@ -436,6 +442,10 @@ class Task:
         set its state.
         """
         if self.state is RUNNING:
+            woken_at, self.early_wake = self.early_wake, 0.0
+            if woken_at > self.t:                    # the wake-up is still to come: sleep till then
+                self.sleep_until_woken_at(woken_at, counted=True)
+            self.take_interrupt_time()
             return
         self.sim.count_event()
         self.sleeps += 1
@@ -446,23 +456,30 @@ class Task:
         self.slept = True
         self.cpu.release(self, self.sleep_at)
         yield self.wake_event
-        cpu = self.cpu
-        cpu.owner = self
+        self.cpu.owner = self
         if self.slept:
             self.work(self.c.sleep_ns)
+        self.take_interrupt_time()
+
+    def take_interrupt_time(self) -> None:
+        """Pay for the interrupts that came while the CPU was idle (the one that woke it)."""
+        cpu = self.cpu
         if cpu.irq_pending:
-            self.work(cpu.irq_pending)               # the interrupt that woke the CPU
+            self.work(cpu.irq_pending)
             cpu.irq_pending = 0.0
 
-    def sleep_until_woken_at(self, t: float) -> None:
+    def sleep_until_woken_at(self, t: float, counted: bool = False) -> None:
         """Sleep now; the wake-up that ends it is already known to come at t
         (data or credit stamped t): idle until it and its latency have passed,
-        then pay the context switches."""
+        then pay the context switches. (For a task alone on its CPU: nothing
+        else can run there meanwhile.)"""
         self.cpu.idle_since = self.cpu.free_at = self.t
         self.sleeps += 1
-        self.stats.wakeups[self.name] += 1
+        if not counted:
+            self.stats.wakeups[self.name] += 1
         self.idle_until(t + self.sim.wake_latency(self, t))
         self.work(self.c.sleep_ns)
+        self.take_interrupt_time()
 
     def idle_until(self, t: float) -> None:
         """Advance this task's clock to ``t`` without using CPU."""
