@@ -372,3 +372,32 @@ def test_a_wide_code_block_is_set_smaller_not_cut_off(tmp_path, printer):
     assert printed.clipped == []
     assert printed.fitted and printed.fitted[0].startswith("pre at "), printed.fitted
     assert printed.headings == [{"id": "s", "level": 1, "text": "A page"}]
+
+
+@pytest.mark.browser
+def test_a_print_of_a_page_shows_the_figure_its_sliders_show_and_no_controls(site):
+    from book_support import serve
+    from browser_support import chromium, offline_page
+
+    page_path = next(f"{doc}.html" for doc in toc_docnames()
+                     if _soup(site / f"{doc}.html").select(".vsock-explorer--static"))
+    with serve(HTML) as base, chromium() as browser:
+        page, watch = offline_page(browser, base, viewport={"width": 1280, "height": 900})
+        page.goto(base + page_path)
+        box = page.locator(".vsock-explorer--static").first
+        slider = box.locator('input[type="range"]').first
+        slider.focus()
+        page.keyboard.press("ArrowRight" if slider.evaluate("s => s.value !== s.max") else "ArrowLeft")
+        shown = []
+        for s in box.locator('input[type="range"]').all():
+            name = box.locator(f'label[for="{s.get_attribute("id")}"]').inner_text()
+            shown.append(f"{name} {s.get_attribute('aria-valuetext')}")
+        caption = box.locator(".vsock-explorer-print")
+        assert caption.locator(".vsock-explorer-print__setting").text_content() == f"Printed at {', '.join(shown)}."
+        assert not caption.is_visible()                       # a screen never shows it
+        page.emulate_media(media="print")
+        assert caption.is_visible()
+        assert not box.locator(".vsock-explorer__sliders").is_visible()
+        assert not box.locator(".vsock-lab-link").is_visible()
+        assert not page.locator(".bd-sidebar-primary").is_visible()
+        assert watch.errors == [] and watch.external == []

@@ -58,7 +58,9 @@ async ({ pageCss, textWidth, minFontScale }) => {
   }
   article.querySelectorAll("pre").forEach((pre) => shrinkToFit(pre, true));
   article.querySelectorAll("table").forEach((table) => {
-    if (!fits(table)) shrinkToFit(table, false);
+    if (fits(table)) return;
+    shrinkToFit(table, false);
+    if (!fits(table)) table.classList.add("book-print-squeeze");   // names may break anywhere
   });
 
   const box = article.getBoundingClientRect();
