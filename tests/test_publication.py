@@ -19,6 +19,7 @@ scripts/run-tests (BOOK_REQUIRE_BROWSER=1), where they build it.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -332,46 +333,51 @@ def test_explorers_print_with_a_caption_and_the_lab_as_its_description(site, pdf
 
 
 @pytest.fixture(scope="module")
-def printer():
+def chromium():
     from vsockmodel.bookkit.printed import chromium
-    from vsockmodel.bookkit.printed.edition import PAPERS, text_width_px
 
     if not Path(chromium.CHROMIUM).exists():
         if require_browser():
             pytest.fail(f"{chromium.CHROMIUM} is missing")
         pytest.skip(f"{chromium.CHROMIUM} is missing (scripts/run-tests installs Debian's chromium)")
-    return chromium, PAPERS["a4"], text_width_px(PAPERS["a4"])
+    return chromium
 
 
-def _print_fixture(tmp_path, printer, body: str):
-    chromium, paper, width = printer
-    from vsockmodel.bookkit.printed.edition import page_css
+def _print_fixture(tmp_path, chromium, body: str, paper: str = "a4"):
+    from vsockmodel.bookkit.printed.edition import PAPERS, page_css, text_width_px
 
+    sheet = PAPERS[paper]
     (tmp_path / "page.html").write_text(
         f'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><main>'
         f'<article class="bd-article"><section id="s"><h1>A page</h1>{body}</section></article>'
         f"</main></body></html>", encoding="utf-8")
     with chromium.serve(tmp_path) as base:
-        p = chromium.Printer(base, paper.width_mm, paper.height_mm, width)
+        p = chromium.Printer(base, sheet.width_mm, sheet.height_mm, text_width_px(sheet))
         try:
-            return p.print_page("page.html", page_css(paper, "footer", "A page", 1))
+            return p.print_page("page.html", page_css(sheet, "footer", "A page", 1))
         finally:
             p.close()
 
 
 @pytest.mark.browser
-def test_a_block_wider_than_the_paper_is_reported(tmp_path, printer):
-    printed = _print_fixture(tmp_path, printer, '<div style="width: 2000px">a wide thing</div>')
+def test_a_block_wider_than_the_paper_is_reported(tmp_path, chromium):
+    printed = _print_fixture(tmp_path, chromium, '<div style="width: 2000px">a wide thing</div>')
     assert any("a wide thing" in c for c in printed.clipped), printed.clipped
 
 
 @pytest.mark.browser
-def test_a_wide_code_block_is_set_smaller_not_cut_off(tmp_path, printer):
+@pytest.mark.parametrize("paper,size_pt", [("a4", (595.3, 841.9)), ("letter", (612, 792))])
+def test_a_wide_code_block_is_set_smaller_not_cut_off_on_either_paper(tmp_path, chromium, paper, size_pt):
+    from pypdf import PdfReader
+
     line = "x" * 70 + " end"
-    printed = _print_fixture(tmp_path, printer, f'<pre style="font-size: 16px; overflow: auto">{line}</pre>')
+    printed = _print_fixture(tmp_path, chromium, f'<pre style="font-size: 16px; overflow: auto">{line}</pre>', paper)
     assert printed.clipped == []
     assert printed.fitted and printed.fitted[0].startswith("pre at "), printed.fitted
     assert printed.headings == [{"id": "s", "level": 1, "text": "A page"}]
+    [page] = PdfReader(io.BytesIO(printed.pdf)).pages
+    assert float(page.mediabox.width) == pytest.approx(size_pt[0], abs=1)
+    assert float(page.mediabox.height) == pytest.approx(size_pt[1], abs=1)
 
 
 @pytest.mark.browser

@@ -99,3 +99,22 @@ def test_served_from_the_bundle_the_lab_slides_and_agenda_work_offline(served):
         assert page.get_by_role("heading", name=re.compile("3-hour")).count() == 1
         assert watch.errors == [] and watch.external == [], (watch.errors, watch.external)
         page.context.close()
+
+
+def test_a_bundle_needs_the_printed_edition_of_its_version(tmp_path):
+    from vsockmodel.bookkit.bundle import make_bundle
+
+    site = tmp_path / "html"
+    for page in ("index.html", "book/lab.html", "slides/index.html"):
+        (site / page).parent.mkdir(parents=True, exist_ok=True)
+        (site / page).write_text("<!DOCTYPE html>")
+    with pytest.raises(SystemExit, match="no printed edition"):
+        make_bundle(site, tmp_path / "out", tmp_path / f"vsock-rx-book-{__version__}.pdf")
+    old = tmp_path / "vsock-rx-book-0.0.1.pdf"
+    old.write_bytes(b"%PDF-1.4")
+    with pytest.raises(SystemExit, match="not the printed edition of version"):
+        make_bundle(site, tmp_path / "out", old)
+    pdf = tmp_path / f"vsock-rx-book-{__version__}.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    with tarfile.open(make_bundle(site, tmp_path / "out", pdf)) as tar:
+        assert f"vsock-workshop-{__version__}/{pdf.name}" in tar.getnames()
