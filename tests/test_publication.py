@@ -285,10 +285,14 @@ def test_the_pdfs_title_page_contents_and_numbering(pdf):
     assert pdf.page_labels[:front] == ["i", "ii", "iii", "iv", "v"][:front]
     contents = _plain(" ".join(p.extract_text() for p in pdf.pages[1:front]))
     assert "Contents" in contents
-    # The contents list's page numbers are the pages' printed numbers.
+    # The contents list's page numbers are the pages' printed numbers, and its lines link to them.
     for title, index, depth in _outline(pdf):
         if depth == 1 and re.match(r"\d+\. ", title):
             assert re.search(re.escape(title) + r" " + pdf.page_labels[index] + r"\b", contents), title
+    targets = [pdf.get_page_number(a.get_object()["/A"]["/D"][0].get_object())
+               for page in pdf.pages[1:front] for a in page.get("/Annots") or []]
+    starts = [index for title, index, depth in _outline(pdf) if depth == 1 and re.match(r"\d+\. ", title)]
+    assert len(targets) > 50 and set(starts) <= set(targets)
 
 
 def test_no_pdf_page_is_wider_than_the_paper_and_each_carries_the_licence(pdf):
@@ -309,7 +313,8 @@ def test_links_between_pages_stay_inside_the_pdf(pdf):
             action = action.get_object() if action is not None else {}
             uri = str(action.get("/URI", ""))
             # (The printing server's address; the book's own text links to localhost:8000.)
-            assert not re.match(r"(http://127\.0\.0\.1:\d+/|file:)", uri), f"a link to {uri}"
+            assert not re.match(r"(http://127\.0\.0\.1:\d+/|file:|https://printed-edition\.invalid/)", uri), \
+                f"a link to {uri}"
             assert "/Dest" not in annot, "a link to a name Chromium gave within one page"
             if action.get("/S") == "/GoTo":
                 assert isinstance(action["/D"], list), "a GoTo to a name, not to a page"

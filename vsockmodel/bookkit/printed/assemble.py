@@ -7,7 +7,8 @@ a link to a page of this PDF: the place its id was printed (each page's
 named destinations, which ``prepare.js`` makes Chromium write), or the first
 page of the page it names. A link to something the PDF does not hold (the
 slides, a notebook download) is dropped; its text stays. Links to the rest
-of the web are kept, and print their address (print.css).
+of the web are kept, and print their address (print.css). The contents
+list's lines link to their pages.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import (ArrayObject, DictionaryObject, FloatObject, NameObject, NullObject,
                            TextStringObject)
 
+from .front import PAGE_LINK
 from .toc import Doc
 
 
@@ -81,17 +83,28 @@ class Joiner:
                                            FloatObject(top) if top is not None else NullObject(), NullObject()]),
         })
 
+    def _to_page(self, number: int) -> Optional[DictionaryObject]:
+        """A GoTo to the book's page ``number`` as printed (the front matter is not counted)."""
+        front = sum(p.pages for p in self.parts if p.doc is None)
+        index = front + number - 1
+        if not front <= index < len(self.writer.pages):
+            return None
+        return DictionaryObject({
+            NameObject("/S"): NameObject("/GoTo"),
+            NameObject("/D"): ArrayObject([self.writer.pages[index].indirect_reference, NameObject("/Fit")]),
+        })
+
     def _target(self, annot: DictionaryObject, owner: Part) -> Optional[DictionaryObject] | bool:
         """The new action of a link: a GoTo, True to keep it as it is, None to drop it."""
+        action = annot.get("/A")
+        action = action.get_object() if action is not None else DictionaryObject()
+        uri = str(action.get("/URI", ""))
+        if owner.doc is None:                                 # the contents list's lines
+            return self._to_page(int(uri[len(PAGE_LINK):])) if uri.startswith(PAGE_LINK) else True
         if "/Dest" in annot:                                  # within the page Chromium printed
             return self._goto(owner, _name(annot["/Dest"]))
-        action = annot.get("/A")
-        action = action.get_object() if action is not None else None
-        if action is None:
-            return True
         if action.get("/S") == "/GoTo" and "/D" in action and not isinstance(action["/D"], ArrayObject):
             return self._goto(owner, _name(action["/D"]))
-        uri = str(action.get("/URI", ""))
         if action.get("/S") != "/URI" or not uri.startswith(self.base):
             return True                                       # the web: kept
         url = urlsplit(uri[len(self.base):])
@@ -105,7 +118,7 @@ class Joiner:
         """Every link between the book's pages now goes to a page of this PDF."""
         for index, page in enumerate(self.writer.pages):
             owner = self._owner[index]
-            if owner.doc is None or "/Annots" not in page:
+            if "/Annots" not in page:
                 continue
             kept = ArrayObject()
             for ref in page["/Annots"]:

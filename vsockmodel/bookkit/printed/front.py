@@ -80,14 +80,20 @@ from mailing-list posts remain their authors'; "Licences" in
 </section>"""
 
 
+#: A contents line links here with its page number; the joined PDF turns the
+#: link into one to that page (assemble.py). ".invalid" is never a real host.
+PAGE_LINK = "https://printed-edition.invalid/page/"
+
+
 def contents(entries: list[Entry]) -> str:
     items = []
     for e in entries:
         if e.level == 0:
             items.append(f'<li class="level-0">{_e(e.title)}</li>')
         else:
-            items.append(f'<li class="level-{e.level}"><div class="entry"><span>{_e(e.title)}</span>'
-                         f'<span class="leader"></span><span class="page">{e.page}</span></div></li>')
+            items.append(f'<li class="level-{e.level}"><a class="entry" href="{PAGE_LINK}{e.page}">'
+                         f'<span>{_e(e.title)}</span><span class="leader"></span>'
+                         f'<span class="page">{e.page}</span></a></li>')
     return f'<section class="contents"><h2>Contents</h2>\n<ol>\n{chr(10).join(items)}\n</ol></section>'
 
 
