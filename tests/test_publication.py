@@ -213,6 +213,19 @@ def test_the_how_to_cite_box_shows_the_bibtex_made_from_citation_cff(site):
     assert "base commit 8df0638138d3" in _plain(page.get_text())
 
 
+def test_the_labs_model_is_this_version_under_mit(site):
+    import zipfile
+
+    [wheel] = (site / "_static" / "lab" / "wheels").glob("*/vsockmodel-*.whl")
+    assert wheel.name.startswith(f"vsockmodel-{__version__}-")
+    with zipfile.ZipFile(wheel) as whl:
+        meta = whl.read(f"vsockmodel-{__version__}.dist-info/METADATA").decode()
+        assert "License-Expression: MIT" in meta.splitlines()
+        assert f"vsockmodel-{__version__}.dist-info/licenses/LICENSE-CONTENT" in whl.namelist()
+    data = (site / "_static" / "lab" / "lab-data.js").read_text(encoding="utf-8")
+    assert f'"version": "{__version__}"' in data
+
+
 def test_the_slides_show_the_version(site):
     decks = sorted((site / "slides").glob("*.html"))
     assert decks
