@@ -1,7 +1,7 @@
 """Printing the built pages with Chromium, through Playwright.
 
-Debian's Chromium (``/usr/bin/chromium``, or ``BOOK_CHROMIUM``), launched as
-the browser tests launch it: Playwright's own browser download does not work
+Debian's Chromium (``/usr/bin/chromium``), launched as the browser tests
+launch it (tests/browser_support.py): Playwright's own browser download does not work
 offline. The pages are served from a local server, as a reader's browser
 gets them; the lab's runtime is not fetched (its page prints as text).
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Iterator
 
 from ..serve import handler_for
 
-CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PREPARE_JS = (Path(__file__).parent / "prepare.js").read_text(encoding="utf-8")
@@ -67,7 +66,7 @@ class Printer:
     def __init__(self, base: str, width_mm: float, height_mm: float, text_width_px: int):
         if not Path(CHROMIUM).exists():
             raise FileNotFoundError(f"{CHROMIUM} is missing: the printed edition needs Debian's chromium "
-                                    "(scripts/build-book installs it; or set BOOK_CHROMIUM)")
+                                    "(scripts/build-book installs it)")
         from playwright.sync_api import sync_playwright
 
         self.base = base
