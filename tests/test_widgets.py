@@ -233,6 +233,18 @@ def test_static_form_sliders_are_named_range_inputs_hidden_until_the_script_runs
     assert re.search(r'id="([^"]+)"', other).group(1) != inputs[0][0].removesuffix("-payload")
 
 
+def test_static_form_says_on_paper_what_the_sliders_vary_and_what_is_printed():
+    html_ = make(initial={"payload": 4096}).static_html
+    m = re.search(r'<p class="vsock-explorer-print" hidden>(.*?)</p>', html_)
+    assert m, "no print-only caption"
+    assert m.group(1) == ("Interactive online: its sliders vary payload (64 B to 4 KiB) and socket buffer "
+                          "(16 KiB to 64 KiB). <span class=\"vsock-explorer-print__setting\">"
+                          "Printed at payload 4 KiB, socket buffer 16 KiB.</span>")
+    one = explorer(lambda fig, payload: label(fig.subplots(), x="time (s)", y="size (bytes)"),
+                   {"payload": [64]}, alt="at {payload}").static_html
+    assert "its sliders vary payload (64)." in one
+
+
 def test_static_form_keeps_its_script_element_whole():
     def draw(fig, payload):
         ax = fig.subplots()

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from . import __version__
 from .model import kernel
 from .model.params import make_params
 from .model.schema import BY_NAME, NAMES, PARAMETERS
@@ -487,6 +488,7 @@ def _add_output_args(p, quiz: bool = True) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m vsockmodel",
                      description="A discrete-event model of the virtio-vsock guest RX path.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("run", help="run the stream or ping-pong workload", formatter_class=_Help,
@@ -648,7 +650,7 @@ def main(argv=None) -> int:
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         print(f"{parser.prog}: error: {argv[0]}: expected a command first, one of: "
               f"{', '.join(parser.commands)}", file=sys.stderr)
         return 2

@@ -14,6 +14,8 @@
  *    table with a header row that does not fit becomes one card per row.
  * 4. The phone drawers (chapter list, page contents) get a close button.
  * 5. Blocks the theme makes tab stops while they scroll get a name.
+ * 6. On paper a link prints its address (print.css); a link whose text
+ *    already is its address is marked so that it prints once.
  */
 (function () {
   "use strict";
@@ -142,16 +144,20 @@
       return box.querySelector('input[data-control="' + c.name + '"]');
     });
     var lab = box.querySelector(".vsock-lab-link a");
+    var printed = box.querySelector(".vsock-explorer-print__setting");
 
     function show() {
-      var cell = 0;
+      var cell = 0, setting = [];
       inputs.forEach(function (input, k) {
         var option = grid.controls[k].options[input.valueAsNumber];
         cell = cell * grid.controls[k].options.length + input.valueAsNumber;
         // A screen reader says the option ("64 B"), not its position ("0").
         input.setAttribute("aria-valuetext", option);
         input.nextElementSibling.textContent = option;
+        setting.push(grid.controls[k].label + " " + option);
       });
+      // What a print of the page says it shows (widgets.py's printed_setting).
+      if (printed) printed.textContent = "Printed at " + setting.join(", ") + ".";
       var figure = grid.figures[cell];
       if (img.getAttribute("src") !== figure.src) {
         img.src = figure.src;
@@ -319,6 +325,14 @@
     }).observe(main, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
   }
 
+  /* ---------------------------------------------------------------- print */
+
+  function markBareLinks() {
+    document.querySelectorAll(".bd-article a.reference.external").forEach(function (a) {
+      if (a.textContent.trim() === a.getAttribute("href")) a.classList.add("book-address-shown");
+    });
+  }
+
   /* ----------------------------------------------------------------- start */
 
   function start() {
@@ -330,6 +344,7 @@
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
     wireTabStops();
+    markBareLinks();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

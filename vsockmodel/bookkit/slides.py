@@ -36,6 +36,8 @@ from typing import Optional
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
+from .. import __version__
+
 #: A deck's bounds (a chapter that would give fewer slides is reported).
 MIN_SLIDES, MAX_SLIDES = 8, 15
 #: Sections that are not part of a chapter's argument.
@@ -262,7 +264,7 @@ _PAGE = """<!DOCTYPE html>
 {slides}
 </div></div>
 <p class="deck-home"><a href="../chapters/{chapter}.html">The chapter</a> · <a href="index.html">All decks</a>
- · <kbd>→</kbd> next, <kbd>Esc</kbd> overview</p>
+ · <kbd>→</kbd> next, <kbd>Esc</kbd> overview · <span class="deck-version">version {version}, <a rel="license" href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a></span></p>
 <script src="{reveal}reveal.js"></script>
 <script src="{reveal}plugin/notes/notes.js"></script>
 <script>
@@ -286,7 +288,8 @@ def _section(slide: Slide, first: bool) -> str:
 
 def render(deck: Deck) -> str:
     slides = "\n".join(_section(s, i == 0) for i, s in enumerate(deck.slides))
-    return _PAGE.format(title=html.escape(deck.title), reveal=REVEAL, slides=slides, chapter=deck.chapter)
+    return _PAGE.format(title=html.escape(deck.title), reveal=REVEAL, slides=slides, chapter=deck.chapter,
+                        version=html.escape(__version__))
 
 
 def render_index(decks: list[Deck]) -> str:
@@ -304,7 +307,7 @@ Arrow keys move; <kbd>Esc</kbd> shows every slide; <kbd>S</kbd> opens the speake
 <ul>
 {rows}
 </ul>
-<p><a href="../index.html">Back to the book</a></p>
+<p><a href="../index.html">Back to the book</a> · <span class="deck-version">version {html.escape(__version__)}</span></p>
 </main></body></html>
 """
 

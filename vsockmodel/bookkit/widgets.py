@@ -43,6 +43,9 @@ How it works:
   book.js shows them; the initial figure is a plain image, and a
   ``<noscript>`` line says that the sliders need JavaScript and which
   setting the image shows.
+* **On paper.** A print-only line under the figure (``hidden`` on screen,
+  shown by ``_assets/book/print.css``) says that the figure is interactive
+  online, what its sliders vary and which setting is printed.
 * **Text size.** The figures are shown at 100 CSS px per inch and open at
   least that large in the book's figure viewer; text smaller than
   :data:`~vsockmodel.bookkit.style.MIN_TEXT_PT` (9 CSS px there) is refused
@@ -432,8 +435,24 @@ class Explorer:
             f"JavaScript; without it, it shows {html.escape(self._setting_text(start))}.</p></noscript>"
             f"{self._img_html(self._sources[start], self.alt_text(start))}"
             f"{self._lab_link(self._params(start))}"
+            f'<p class="vsock-explorer-print" hidden>{html.escape(self.print_caption())} '
+            f'<span class="vsock-explorer-print__setting">{html.escape(self.printed_setting(start))}</span></p>'
             f'<script type="application/json" class="vsock-explorer-grid">{data}</script></div>'
         )
+
+    def print_caption(self) -> str:
+        """The line printed under the figure on paper (print.css shows it; the
+        screen never does): it is interactive online, and what its sliders vary."""
+        ranges = []
+        for name in self.names:
+            options = self.value_labels[name]
+            span = options[0] if len(options) == 1 else f"{options[0]} to {options[-1]}"
+            ranges.append(f"{self._labels[name]} ({span})")
+        return f"Interactive online: its sliders vary {_and_list(ranges)}."
+
+    def printed_setting(self, idx: Sequence[int]) -> str:
+        """Which setting a print shows (book.js keeps it in step with the sliders)."""
+        return f"Printed at {self._setting_text(idx)}."
 
     def _setting_text(self, idx: Sequence[int]) -> str:
         """The sliders' values at grid cell ``idx`` in words ("payload 4 KiB, buffer 64 KiB")."""
@@ -485,6 +504,11 @@ def _check_figsize(figsize) -> tuple[float, float]:
 def _or_list(words: Sequence[str]) -> str:
     """["a"] -> "a"; ["a", "b", "c"] -> "a, b or c"."""
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _and_list(words: Sequence[str]) -> str:
+    """["a"] -> "a"; ["a", "b", "c"] -> "a, b and c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _lab_address(settings: Mapping[str, Any]) -> str:
