@@ -65,3 +65,27 @@ def test_patches_4_and_5_cut_the_readers_futile_wake_ups():
     futile = {v: sum(not x.useful for x in wakeups(vm.run(variant=v, payload=64, trace=True).trace)
                      if x.wakee == "reader") for v in ("p1-p3", "p1-p5")}
     assert futile["p1-p5"] < futile["p1-p3"]
+
+
+def test_the_timeline_draws_every_wake_up_of_its_window_and_only_those():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from vsockmodel.bookkit import figures
+    from vsockmodel.bookkit.style import check_text_size, use_book_style
+
+    use_book_style()
+    r = vm.run(variant="baseline", payload=64, trace=True)
+    w = wakeups(r.trace)
+    t0 = figures.wakeup_window(w, 80.0, after_us=r.sim_time_us / 3)
+    fig = Figure(figsize=(7.6, 2.6))
+    ax = fig.subplots()
+    shown = figures.wakeup_timeline(ax, r.trace, t0, 80.0, wakes=w)
+    inside = [x for x in w if t0 <= x.t_sent_ns / 1000 and x.t_run_ns / 1000 <= t0 + 80.0]
+    assert shown == inside and any(not x.useful for x in shown) and any(x.useful for x in shown)
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == [f"{x.latency_ns / 1000:.1f}" for x in shown]      # each one's latency, in µs
+    assert ax.get_xlim() == (t0, t0 + 80.0) and "(µs)" in ax.get_xlabel()
+    fig.canvas.draw()
+    check_text_size(fig)
