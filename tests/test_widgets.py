@@ -409,3 +409,47 @@ def test_lab_link_names_the_sliders_the_lab_has_no_setting_for():
                   labels={"wake": "reader wake-up", "noise": "host noise"}, lab={"variant": "p1-p3"})
     assert "(it has no reader wake-up or host noise setting)</p>" in ex.build().leaf().value
     assert "(it has no reader wake-up or host noise setting)</p>" in ex.static_html
+
+
+def test_alt_may_be_a_function_of_the_sliders_values():
+    # So that an explorer's alt text can give each figure's own numbers.
+    seen = []
+
+    def alt(payload, buffer):
+        seen.append((payload, buffer))
+        return f"{payload + buffer} bytes in all"
+
+    ex = explorer(
+        lambda fig, payload, buffer: label(fig.subplots(), x="time (s)", y="size (bytes)"),
+        {"payload": PAYLOADS, "buffer": BUFFERS}, alt=alt, figsize=(3.2, 2.0)).build()
+    assert IMG_RE.search(ex.leaf(payload=4096, buffer=65536).value).group(1) == "69632 bytes in all"
+    assert sorted(set(seen)) == sorted((p, b) for p in PAYLOADS for b in BUFFERS)
+    with pytest.raises(ValueError, match="alt function gave no text"):
+        explorer(lambda fig, payload: None, {"payload": [1]}, alt=lambda payload: " ").build()
+
+
+def test_show_with_alt_puts_an_img_with_that_text_first():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+
+    def figure():
+        fig = matplotlib.figure.Figure(figsize=(3, 2))
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, 1])
+        label(ax, x="time (s)", y="size (bytes)")
+        return fig
+
+    with capture_output() as out:
+        style.show(figure(), alt="A line from 0 to 1 byte over 1\n second")
+    data = out.outputs[0].data
+    img = re.fullmatch(r'<img class="book-figure" alt="([^"]+)" width="(\d+)" height="(\d+)" '
+                       r'style="max-width:100%;height:auto" src="data:image/svg\+xml,([^"]+)">', data["text/html"])
+    assert img and img.group(1) == "A line from 0 to 1 byte over 1 second"
+    assert svg_of(img.group(4)) and data["image/svg+xml"].startswith("<svg")
+    with capture_output() as out:
+        style.show(figure())                  # the cell's metadata gives the alt text
+    assert "text/html" not in out.outputs[0].data
+    with pytest.raises(ValueError, match="^alt: "):
+        style.show(figure(), alt="  ")

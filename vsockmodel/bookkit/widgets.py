@@ -38,7 +38,9 @@ How it works:
   sliders work as soon as the page is parsed, on a slow phone too.
 * **Alt text.** Every image is an ``<img alt="...">``: the alt text is
   ``alt.format(**labels)`` where each placeholder receives the *formatted*
-  value label of that control (e.g. ``"4 KiB"``).
+  value label of that control (e.g. ``"4 KiB"``); or ``alt`` is a function
+  of the sliders' values that returns the text, so that it can give the
+  figure's own numbers.
 * **Without JavaScript.** The static form's sliders are ``hidden`` until
   book.js shows them; the initial figure is a plain image, and a
   ``<noscript>`` line says that the sliders need JavaScript and which
@@ -83,7 +85,7 @@ class Explorer:
         draw: DrawFn,
         controls: Mapping[str, Sequence[Any]],
         *,
-        alt: str,
+        alt: str | Callable[..., str],
         labels: Optional[Mapping[str, str]] = None,
         formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
         figsize: tuple[float, float] = (6.4, 3.8),
@@ -94,7 +96,7 @@ class Explorer:
             raise TypeError("draw must be callable as draw(fig, **params)")
         if not controls:
             raise ValueError("controls must name at least one parameter")
-        if not isinstance(alt, str) or not alt.strip():
+        if not callable(alt) and (not isinstance(alt, str) or not alt.strip()):
             raise ValueError("alt text is required (it is what a screen reader says)")
         use_book_style()
         self._draw = draw
@@ -122,8 +124,10 @@ class Explorer:
             if len(set(texts)) != len(texts):
                 raise ValueError(f"control {name!r}: value labels are not unique: {texts}")
             self.value_labels[name] = texts
-        # Fail early on a bad alt template rather than at display time.
-        self.alt_text({n: 0 for n in self.names})
+        # Fail early on a bad alt template rather than at display time (a
+        # function is called with each figure's values as it is drawn).
+        if not callable(alt):
+            self.alt_text({n: 0 for n in self.names})
 
         start = {n: 0 for n in self.names}
         for name, value in (initial or {}).items():
@@ -226,6 +230,11 @@ class Explorer:
     def alt_text(self, idx: Mapping[str, int] | Sequence[int]) -> str:
         if isinstance(idx, Mapping):
             idx = [idx[n] for n in self.names]
+        if callable(self.alt_template):
+            text = self.alt_template(**self._params(idx))
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"alt function gave no text for {self._params(idx)}")
+            return text
         fields = {n: self.value_labels[n][i] for n, i in zip(self.names, idx)}
         try:
             return self.alt_template.format(**fields)
