@@ -24,7 +24,7 @@ from vsockmodel.bookkit import slides
 from vsockmodel.model.schema import BY_NAME
 
 CHAPTERS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]-*.ipynb"))
-LAB_KEYS = set(BY_NAME) | {"mode", "qchapter", "qseed", "a", "b", "matched"}   # lab.js readHash()
+LAB_KEYS = set(BY_NAME) | {"mode", "qchapter", "qseed", "a", "b", "matched", "pairs"}   # lab.js readHash()
 
 
 @pytest.fixture(scope="module")

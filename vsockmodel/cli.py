@@ -513,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="A chapter and a seed pick a problem, OSTEP-homework style; the "
                                    "model computes its answer. The browser lab shows the same problem "
                                    "for the same seed.")
-    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 5")
+    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 6")
     p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
