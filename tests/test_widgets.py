@@ -391,10 +391,17 @@ def test_an_explorer_links_each_figure_to_the_lab_with_its_settings():
 
     ex = explorer(draw, {"payload": [64, 4096], "buffer": [65536]}, alt="payload {payload}",
                   formats={"payload": fmt_size, "buffer": fmt_size}, lab={"variant": "p1-p5"}).build()
+    # The book's page: the lab is a page beside the chapter.
+    static = ex.static_html
+    href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', static).group(1).replace("&amp;", "&")
+    assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["64"], "buffer": ["65536"]}
+    assert "to vary them freely</p>" in static          # the lab has every slider's setting
+    # Jupyter (the widget view): the served book's lab, in a new tab, and how to serve it.
     html_ = ex.leaf(payload=4096).value
-    href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', html_).group(1).replace("&amp;", "&")
-    assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
-    assert "to vary them freely</p>" in html_           # the lab has every slider's setting
+    link = _re.search(r'<a href="http://localhost:8000/book/lab\.html#([^"]+)" target="_blank" rel="noopener">', html_)
+    assert link and parse_qs(link.group(1).replace("&amp;", "&")) == {
+        "variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
+    assert "<code>python3 -m http.server --directory _build/html 8000</code>" in html_
     plain = explorer(draw, {"payload": [64], "buffer": [65536]}, alt="p").build()
     assert "lab.html" not in plain.leaf().value
 
@@ -407,7 +414,7 @@ def test_lab_link_names_the_sliders_the_lab_has_no_setting_for():
 
     ex = explorer(draw, {"payload": [64], "wake": [200], "noise": [2]}, alt="p",
                   labels={"wake": "reader wake-up", "noise": "host noise"}, lab={"variant": "p1-p3"})
-    assert "(it has no reader wake-up or host noise setting)</p>" in ex.build().leaf().value
+    assert "(it has no reader wake-up or host noise setting). The lab runs" in ex.build().leaf().value
     assert "(it has no reader wake-up or host noise setting)</p>" in ex.static_html
 
 
