@@ -89,3 +89,4 @@ def test_the_timeline_draws_every_wake_up_of_its_window_and_only_those():
     assert ax.get_xlim() == (t0, t0 + 80.0) and "(µs)" in ax.get_xlabel()
     fig.canvas.draw()
     check_text_size(fig)
+    assert [t.get_text() for t in ax.get_xticklabels()][:3] == ["0", "10", "20"]     # µs from the window's start

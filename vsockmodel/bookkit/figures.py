@@ -396,8 +396,10 @@ def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, 
     ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker\n(CPU1)"])
     ax.set_ylim(-0.4, 1.45)
     ax.set_xlim(t0_us, t1_us)
-    # Times from the window's start: the run's own clock says nothing here.
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x - t0_us:g}"))
+    # Times from the window's start (the run's own clock says nothing here), in round steps.
+    step = 10.0 if span_us >= 40 else 5.0
+    ax.set_xticks([t0_us + k * step for k in range(int(span_us // step) + 1)])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x - t0_us:.0f}"))
     ax.grid(axis="y", visible=False)
     label(ax, x="time from the window's start (µs)")
     return shown
