@@ -76,6 +76,13 @@ def test_lab_links_in_a_deck_carry_the_models_parameters(site, chapter):
         assert keys <= LAB_KEYS, keys - LAB_KEYS
 
 
+def test_the_slides_folder_holds_the_chapters_decks_and_nothing_else(site):
+    """A chapter's old address (a page that leads on) gets no deck, and the
+    deck of a chapter that moved does not stay behind."""
+    assert sorted(p.name for p in (site / "slides").glob("*.html")) == sorted(
+        [f"{c}.html" for c in CHAPTERS] + ["index.html"])
+
+
 def test_the_index_lists_every_deck(site):
     index = BeautifulSoup((site / "slides" / "index.html").read_text(encoding="utf-8"), "html.parser")
     assert [a["href"] for a in index.select("li a")] == [f"{c}.html" for c in CHAPTERS]

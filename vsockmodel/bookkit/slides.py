@@ -320,6 +320,9 @@ def build(site: Path) -> list[Deck]:
     out = site / "slides"
     out.mkdir(exist_ok=True)
     decks = [read_chapter(p) for p in pages]
+    # The folder is this function's alone: a deck of a chapter that moved goes.
+    for stale in set(out.glob("*.html")) - {out / f"{d.chapter}.html" for d in decks} - {out / "index.html"}:
+        stale.unlink()
     for deck in decks:
         (out / f"{deck.chapter}.html").write_text(render(deck), encoding="utf-8")
     (out / "index.html").write_text(render_index(decks), encoding="utf-8")
