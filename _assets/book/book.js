@@ -21,6 +21,11 @@
 (function () {
   "use strict";
 
+  // This history entry's state as the page loads: read now, while the page is
+  // parsed, because Sphinx's search highlighter replaces it with {} once the
+  // document is ready (sphinx_highlight.js, on every page).
+  var loadedState = history.state;
+
   var ZOOM_ICON =
     '<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">' +
     '<path d="M1 6V1h5M10 1h5v5M15 10v5h-5M6 15H1v-5" fill="none" stroke="currentColor" stroke-width="2"/></svg>';
@@ -176,7 +181,7 @@
     var lab = box.querySelector(".vsock-lab-link a");
 
     // The positions this history entry last showed (the back button returns here).
-    var kept = history.state && history.state.bookExplorers && history.state.bookExplorers[box.id];
+    var kept = loadedState && loadedState.bookExplorers && loadedState.bookExplorers[box.id];
     if (kept && kept.length === inputs.length) {
       inputs.forEach(function (input, k) {
         if (kept[k] >= 0 && kept[k] <= Number(input.max)) input.value = String(kept[k]);
@@ -184,7 +189,7 @@
     }
 
     function keep() {
-      var state = Object.assign({}, history.state);
+      var state = Object.assign({}, loadedState, history.state);
       state.bookExplorers = Object.assign({}, state.bookExplorers);
       state.bookExplorers[box.id] = inputs.map(function (input) { return input.valueAsNumber; });
       try { history.replaceState(state, ""); } catch (e) { /* a file:// page may refuse: no memory then */ }
@@ -217,6 +222,8 @@
       input.addEventListener("input", function () { show(); keep(); });
     });
     show();     // the browser may have restored other positions (back button)
+    // Kept positions, written again once Sphinx's highlighter has cleared the state.
+    if (kept) setTimeout(keep, 0);
     panel.hidden = false;
     wireExplorerZoom(box);
   }
