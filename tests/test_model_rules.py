@@ -222,7 +222,7 @@ def test_every_credit_update_is_completed_and_freed_on_the_guest():
 def test_sk_write_space_wakes_the_reader_before_sk_data_ready_can(variant):
     # sock_def_write_space wakes the reader asleep on sk_sleep: per packet (step 5,
     # before the enqueue) and, with patch 4, at batch end before release_sock, so
-    # patch 5's deferred sk_data_ready finds nobody asleep (chapters 2 and 4).
+    # patch 5's deferred sk_data_ready finds nobody asleep (chapters 2 and 5).
     r = vm.run(variant=variant, payload=64, trace=True)
     via = [info.get("via") for _, _, event, info in r.trace if event == "wake_reader"]
     # sock_wfree: freeing a completed credit update calls sk_write_space too

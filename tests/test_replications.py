@@ -217,7 +217,7 @@ def test_cli_bad_input_exits_2_with_one_line(args):
 
 
 def test_the_noise_the_book_describes():
-    # book/how-to-use.md and chapter 5: most settings vary by about 1 % from seed
+    # book/how-to-use.md and chapter 6: most settings vary by about 1 % from seed
     # to seed, the patched kernel at 4 KiB by clearly more.
     def rel_sd(**kw):
         e = rep.replicate(8, **kw).estimate("throughput_gbps")

@@ -548,7 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "for the same seed.",
                        epilog=f"Exit status: 0, or {WRONG_ANSWER} when --answer is judged wrong; "
                               "2 for bad input (nothing printed but one line on stderr).")
-    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 5")
+    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 6")
     p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")

@@ -1,4 +1,4 @@
-"""Chapter 5's plumbing: the fitted constants, the report card and the residuals.
+"""Chapter 6's plumbing: the fitted constants, the report card and the residuals.
 
 Everything here is read from what the study already wrote or returns: the
 calibration's ``costs.json`` (``vsockmodel.study.calibrate``) and the report of

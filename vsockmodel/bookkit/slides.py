@@ -153,7 +153,7 @@ def _lab_button(href: str, text: str = "Open these settings in the lab") -> str:
 def _rebase_links(soup: BeautifulSoup, page: Path) -> None:
     """Make the page's links work from slides/: a deck sits one folder deep
     like the chapter, so ``../`` links stay, but a link to a page beside the
-    chapter (``05-measuring.html#x``) or to its own anchors (``#x``) would
+    chapter (``06-measuring.html#x``) or to its own anchors (``#x``) would
     land in the decks' folder."""
     for a in soup.select("a[href]"):
         href = a["href"]
@@ -314,12 +314,18 @@ Arrow keys move; <kbd>Esc</kbd> shows every slide; <kbd>S</kbd> opens the speake
 
 def build(site: Path) -> list[Deck]:
     """Write every chapter's deck and the index into ``site/slides``."""
-    pages = sorted((site / "chapters").glob("[0-9][0-9]-*.html"))
+    # A chapter's old address, kept by book/_ext/moved_pages.py, is a page that
+    # only sends the reader on: no deck for it.
+    pages = sorted(p for p in (site / "chapters").glob("[0-9][0-9]-*.html")
+                   if 'name="vsock-moved-to"' not in p.read_text(encoding="utf-8")[:2000])
     if not pages:
         raise SystemExit(f"slides: no chapter pages in {site / 'chapters'}; build the book first")
     out = site / "slides"
     out.mkdir(exist_ok=True)
     decks = [read_chapter(p) for p in pages]
+    # The folder is this function's alone: a deck of a chapter that moved goes.
+    for stale in set(out.glob("*.html")) - {out / f"{d.chapter}.html" for d in decks} - {out / "index.html"}:
+        stale.unlink()
     for deck in decks:
         (out / f"{deck.chapter}.html").write_text(render(deck), encoding="utf-8")
     (out / "index.html").write_text(render_index(decks), encoding="utf-8")

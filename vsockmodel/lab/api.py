@@ -83,8 +83,11 @@ def _config(config) -> dict:
 
 def describe() -> str:
     """The parameter schema and what the lab offers, for building its controls."""
+    from ..study.quiz import CHAPTERS       # the chapters with problems (written once, when the lab is built)
+
     doc = schema.to_json()
     doc.update(sweep_payloads=list(SWEEP_PAYLOADS), compare_replications=list(COMPARE_REPLICATIONS),
+               quiz_chapters=list(CHAPTERS),
                themes=charts.THEMES,
                headline=[{"key": k, "label": label, "unit": unit} for k, label, unit, _ in HEADLINE])
     return _json(doc)
@@ -407,13 +410,13 @@ def sweep_chart(config, points, matched=False, config_b=None) -> str:
     spec = charts.sweep(points, label, metric, unit, meas, list(SWEEP_PAYLOADS))
     note = ""
     if pingpong and b is None and meas:
-        # Chapter 5, "The absolute round-trip time": each patch's change is reproduced, not the level.
+        # Chapter 6, "The absolute round-trip time": each patch's change is reproduced, not the level.
         model = {p["payload"]: p["value"] for p in points}
         shares_pct = [100 * model[m["payload"]] / m["value"] for m in meas if m["payload"] in model]
         level = (f"{min(shares_pct):.0f} to {max(shares_pct):.0f} % of the measured one where both have a point"
                  if shares_pct else "well below the measured one")
         note = (f"The model's round trip is {level}: a real round trip wakes about five threads in turn, "
-                "each from idle, and the model prices those wake-ups only in part (chapter 5, “The absolute "
+                "each from idle, and the model prices those wake-ups only in part (chapter 6, “The absolute "
                 "round-trip time”). Read how the round trip changes with payload, or compare A and B, "
                 "rather than its level.")
     return _json({"ok": True, "spec": spec, "text": spec["description"],

@@ -80,3 +80,63 @@ def shares(spans: list[Span], t0_ns: float, t1_ns: float) -> dict[str, float]:
         if overlap > 0:
             out[f"{s.actor} {s.kind}"] += overlap / width
     return out
+
+
+# ---- wake-ups ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Wake:
+    """One wake-up of a guest task, read from a trace.
+
+    ``waker`` woke ``wakee`` through ``via``: a socket callback
+    (``sk_write_space``, ``sk_data_ready``, ``sock_wfree``: the reader, asleep
+    in ``recv()`` for data) or ``release_sock`` (a task asleep in
+    ``__lock_sock`` for the lock). ``t_sent_ns`` is when the waker's
+    ``try_to_wake_up`` ran; ``t_run_ns`` when the wakee next acted: it took the
+    lock (``useful``) or found it owned again and went back to sleep (futile).
+    """
+
+    waker: str
+    wakee: str
+    via: str
+    t_sent_ns: float
+    t_run_ns: float
+    useful: bool
+
+    @property
+    def latency_ns(self) -> float:
+        """From the wake-up to the wakee's first step: its vCPU's wake-up, the
+        context switch back in and the lock attempt."""
+        return self.t_run_ns - self.t_sent_ns
+
+
+def wakeups(trace: list) -> list[Wake]:
+    """Every wake-up of the RX worker or the reader in a trace, in time order.
+
+    Built on the socket's events: ``wake_reader`` (with ``via``) wakes the
+    reader asleep for data; an ``unlock`` while the other task sleeps in
+    ``__lock_sock`` (``lock_wait``) wakes it. The wakee's next ``lock`` makes
+    the wake-up useful, its next ``futile_wakeup`` futile. A wake-up whose
+    wakee has not acted when the trace ends is left out.
+    """
+    out: list[Wake] = []
+    pending: dict[str, tuple[str, str, float]] = {}     # wakee -> (waker, via, t_sent)
+    waiting: set[str] = set()                           # asleep in __lock_sock
+    for t, actor, event, info in sorted(trace, key=lambda e: e[0]):
+        if actor not in LOCK_ACTORS:
+            continue
+        if event in ("lock", "futile_wakeup") and actor in pending:
+            waker, via, sent = pending.pop(actor)
+            out.append(Wake(waker, actor, via, sent, t, event == "lock"))
+        if event == "lock":
+            waiting.discard(actor)
+        elif event == "lock_wait":
+            waiting.add(actor)
+        elif event == "wake_reader":
+            pending["reader"] = (actor, info.get("via", "sk_data_ready"), t)
+        elif event == "unlock":
+            # release_sock() wakes one task asleep in __lock_sock (the other one),
+            # unless an earlier release already woke it and it has not run yet.
+            for other in waiting - {actor} - set(pending):
+                pending[other] = (actor, "release_sock", t)
+    return out

@@ -27,7 +27,7 @@ from ..scenarios.starvation import starvation
 from .cache import cached_run
 from .replications import compare
 
-CHAPTERS = (1, 2, 3, 4, 5)
+CHAPTERS = (1, 2, 3, 4, 5, 6)
 MAX_SEED = 2**31 - 1
 PAIRS = 3                    # seeds of a comparison problem: enough for an interval, quick in the lab
 
@@ -247,7 +247,7 @@ def _used_publishes(rng, seed):
                               + ").counters['used_publishes'] / r.packets"))
 
 
-# ---- chapter 4: metadata slots and notification deferral ------------------------------
+# ---- chapter 4: metadata slots -------------------------------------------------------
 
 def _queue_max(rng, seed):
     buffer = rng.choice([512, 1024, 1536, 2048, 4096, 8192, 65536])
@@ -282,12 +282,61 @@ def _reset(rng, seed):
                               "from vsockmodel.scenarios.starvation import starvation"))
 
 
+def _collapses(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3"])
+    buffer = rng.choice([2048, 4096, 8192, 16384])
+    r = cached_run(variant=variant, payload=256, buffer=buffer, seed=seed)
+    per_k = 1000 * r.counters["collapses"] / r.packets
+    return Problem(4, seed, "collapses in a stream",
+                   f"A stream of 256 B writes through a {fmt_size(buffer)} socket buffer "
+                   f"({kernel.queue_max(buffer)} metadata slots) on variant {variant}: how many times per "
+                   f"1000 packets does virtio_transport_collapse_rx_queue() run?",
+                   per_k, "per 1000 packets", max(1.0, 0.25 * per_k),
+                   f"{r.counters['collapses']} collapses in {r.packets} packets, {r.resets} resets: each "
+                   f"runs when the queue reaches queue_max, and merges runs of small skbs into fewer, "
+                   f"full ones, freeing more slots than the one packet needs.",
+                   {"variant": variant, "payload": 256, "buffer": buffer, "seed": seed})
+
+
+# ---- chapter 5: notification deferral ----------------------------------------------------
+
+def _reader_futile(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3", "p1-p5"])
+    payload = rng.choice([64, 256, 1024, 4096, 65536])
+    r = cached_run(variant=variant, payload=payload, seed=seed)
+    futile = r.futile_wakeups_by_task.get("reader", 0)
+    per_k = 1000 * futile / r.packets
+    return Problem(5, seed, "the reader's futile wake-ups",
+                   f"On variant {variant} with {fmt_size(payload)} writes, how many times per 1000 packets "
+                   f"is the reader woken only to find the socket lock owned?",
+                   per_k, "per 1000 packets", max(2.0, 0.25 * per_k),
+                   f"{futile} futile wake-ups of the reader in {r.packets} packets, of "
+                   f"{r.wakeups_by_task.get('reader', 0)} in all: a wake-up sent while the RX worker "
+                   f"still owns the socket (sk_write_space, sock_wfree) or just before it takes it again.",
+                   {"variant": variant, "payload": payload, "seed": seed})
+
+
+def _per_irq(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3", "p1-p5"])
+    payload = rng.choice([64, 256, 1024, 4096, 65536])
+    r = cached_run(variant=variant, payload=payload, seed=seed)
+    per_irq = r.packets / r.counters["irqs"]
+    return Problem(5, seed, "packets per interrupt",
+                   f"On variant {variant} with {fmt_size(payload)} writes, how many guest RX buffers does "
+                   f"the RX worker take per RX interrupt, on average?",
+                   per_irq, "buffers", max(1.0, 0.15 * per_irq),
+                   f"{r.packets} buffers, {r.counters['irqs']} interrupts for "
+                   f"{r.counters['vhost_signals']} vhost_signal() calls: the worker takes buffers with "
+                   f"callbacks off (virtqueue_disable_cb) and vhost's signals meanwhile raise no interrupt.",
+                   {"variant": variant, "payload": payload, "seed": seed})
+
+
 def _p4p5(rng, seed):
     payload = rng.choice([64, 256, 1024, 4096])
     pairs = 2 * PAIRS                         # a small change: more pairs for a useful interval
     c = compare("p1-p3", "p1-p5", replications=pairs, payload=payload, seed=seed)
     lo, hi = c.change_ci
-    return Problem(4, seed, "patches 4 and 5",
+    return Problem(5, seed, "patches 4 and 5",
                    f"By how many per cent do patches 4 and 5 (p1-p3 to p1-p5) change the throughput "
                    f"with {fmt_size(payload)} writes?",
                    c.change_pct, "%", max(3.0, (hi - lo) / 2),
@@ -299,19 +348,19 @@ def _p4p5(rng, seed):
                               + ".change_pct"))
 
 
-# ---- chapter 5: measuring --------------------------------------------------------------
+# ---- chapter 6: measuring --------------------------------------------------------------
 
 def _rtt(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 4096])
     r = cached_run(variant=variant, payload=payload, workload="pingpong", requests=200, seed=seed)
-    return Problem(5, seed, "round-trip time",
+    return Problem(6, seed, "round-trip time",
                    f"A ping-pong of {fmt_size(payload)} requests on variant {variant}: what is the "
                    f"model's mean round-trip time?",
                    r.rtt_us, "us", 0.1 * r.rtt_us,
                    f"Mean {r.rtt_us:.1f} us (p95 {r.rtt_p95_us:.1f} us) over 200 round trips: each "
                    f"crosses several wake-ups on both sides. (The series measured 120-224 us on its "
-                   f"test beds; chapter 5 says why the model does not reach that.)",
+                   f"test beds; chapter 6 says why the model does not reach that.)",
                    {"variant": variant, "payload": payload, "workload": "pingpong", "requests": 200,
                     "seed": seed},
                    code=_code(_call("run", variant=variant, payload=payload, workload="pingpong", requests=200,
@@ -323,7 +372,7 @@ def _throughput(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 1024, 4096, 65536])
     r = cached_run(variant=variant, payload=payload, seed=seed)
-    return Problem(5, seed, "throughput",
+    return Problem(6, seed, "throughput",
                    f"On the series' test bed (fixed 64 KiB recv(), 256 KiB socket buffer), what "
                    f"throughput does the model give variant {variant} with {fmt_size(payload)} writes?",
                    r.throughput_gbps, "Gbit/s", 0.1 * r.throughput_gbps,
@@ -337,7 +386,7 @@ def _recv_64k(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([16384, 65536])
     r = cached_run(variant=variant, payload=payload, recv_size=payload, seed=seed)
-    return Problem(5, seed, "recv() calls at large writes",
+    return Problem(6, seed, "recv() calls at large writes",
                    f"The series' fixed-syscall test at {fmt_size(payload)} (recv() of the write size), "
                    f"variant {variant}: how many recv() calls per write does the model make?",
                    r.recv_per_write, "calls", max(0.05, 0.1 * r.recv_per_write),
@@ -352,15 +401,17 @@ KINDS: dict[int, tuple[Callable, ...]] = {
     1: (_packets_per_write, _skb_gain, _cycles_per_byte),
     2: (_recv_calls, _futile, _lock_wait),
     3: (_batch_gain, _batch_size, _used_publishes),
-    4: (_queue_max, _reset, _p4p5),
-    5: (_rtt, _throughput, _recv_64k),
+    4: (_queue_max, _reset, _collapses),
+    5: (_reader_futile, _per_irq, _p4p5),
+    6: (_rtt, _throughput, _recv_64k),
 }
 
 
 def checked_args(chapter, seed) -> tuple[int, int]:
-    chapter = parse_int(chapter, "chapter", "1 to 5")
+    allowed = f"{CHAPTERS[0]} to {CHAPTERS[-1]}"
+    chapter = parse_int(chapter, "chapter", allowed)
     if chapter not in CHAPTERS:
-        raise ValueError(f"chapter: {chapter} has no problems; allowed 1 to 5")
+        raise ValueError(f"chapter: {chapter} has no problems; allowed {allowed}")
     seed = parse_int(seed, "seed", f"[0, {MAX_SEED}]")
     if not 0 <= seed <= MAX_SEED:
         raise ValueError(f"seed: {seed} is out of range; allowed [0, {MAX_SEED}]")
