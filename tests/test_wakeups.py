@@ -46,9 +46,11 @@ def test_a_hand_written_trace():
         (12.0, "worker", "wake_reader", {"via": "sk_write_space"}),      # woken inside the lock
         (20.0, "reader", "futile_wakeup", {"why": "woken for data, socket owned"}),
         (20.0, "reader", "lock_wait", {"owner": "worker"}),
-        (25.0, "worker", "unlock", {}),                                  # hands the lock over
+        (25.0, "worker", "unlock", {}),
+        (25.0, "worker", "wake_reader", {"via": "release_sock"}),        # hands the lock over
         (26.0, "worker", "lock", {}),                                    # and takes it back first
         (27.0, "worker", "unlock", {}),                                  # the reader is already woken
+        (28.0, "irq", "wake_worker", {"via": "rx_work"}),                # an interrupt: not the socket's
         (30.0, "reader", "lock", {}),
         (40.0, "reader", "unlock", {}),
         (41.0, "reader", "sleep", {}),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from .sock import SOCKET_WAKEUPS
+
 LOCK_ACTORS = ("worker", "reader")
 
 
@@ -111,32 +113,22 @@ class Wake:
 
 
 def wakeups(trace: list) -> list[Wake]:
-    """Every wake-up of the RX worker or the reader in a trace, in time order.
+    """Every wake-up of the RX worker or the reader for the socket's sake, in time order.
 
-    Built on the socket's events: ``wake_reader`` (with ``via``) wakes the
-    reader asleep for data; an ``unlock`` while the other task sleeps in
-    ``__lock_sock`` (``lock_wait``) wakes it. The wakee's next ``lock`` makes
-    the wake-up useful, its next ``futile_wakeup`` futile. A wake-up whose
-    wakee has not acted when the trace ends is left out.
+    Built on the engine's ``wake_<task>`` events (the waker as actor, ``via``
+    the callback: sk_data_ready, sk_write_space, sock_wfree, release_sock,
+    sk_state_change); a kworker woken by its interrupt is not one. The wakee's
+    next ``lock`` makes the wake-up useful, its next ``futile_wakeup`` futile.
+    A wake-up whose wakee has not acted when the trace ends is left out.
     """
     out: list[Wake] = []
     pending: dict[str, tuple[str, str, float]] = {}     # wakee -> (waker, via, t_sent)
-    waiting: set[str] = set()                           # asleep in __lock_sock
     for t, actor, event, info in sorted(trace, key=lambda e: e[0]):
-        if actor not in LOCK_ACTORS:
-            continue
-        if event in ("lock", "futile_wakeup") and actor in pending:
+        if event.startswith("wake_"):
+            wakee = event[len("wake_"):]
+            if wakee in LOCK_ACTORS and info.get("via") in SOCKET_WAKEUPS:
+                pending[wakee] = (actor, info["via"], t)
+        elif event in ("lock", "futile_wakeup") and actor in pending:
             waker, via, sent = pending.pop(actor)
             out.append(Wake(waker, actor, via, sent, t, event == "lock"))
-        if event == "lock":
-            waiting.discard(actor)
-        elif event == "lock_wait":
-            waiting.add(actor)
-        elif event == "wake_reader":
-            pending["reader"] = (actor, info.get("via", "sk_data_ready"), t)
-        elif event == "unlock":
-            # release_sock() wakes one task asleep in __lock_sock (the other one),
-            # unless an earlier release already woke it and it has not run yet.
-            for other in waiting - {actor} - set(pending):
-                pending[other] = (actor, "release_sock", t)
     return out
