@@ -5,29 +5,40 @@
 ``OUT/vsock-workshop-VERSION.tar.gz``::
 
     vsock-workshop-VERSION/
-      README.md       for the instructor: serve it, what to give the room
-      serve.py        python3 serve.py: the book on port 8000, for the room
+      README.md       for the instructor: the dry run, serve it, what to give the room
+      serve.py        python3 serve.py --room: the book, the room page and the tally
+      server/         the server's code (standard library only) and segno, for QR codes
+      room/room.json  the agendas' lab presets, in order (the room page's short links)
+      site/           the attendees' book: chapters, the lab, the slides, the instructor
+                      part without the answer keys; NAME.gz beside what compresses
+      instructor/     the answer keys, served only to the instructor's browser
+      local/          the model's and simpy's wheels: the command line, offline; with
+                      --wheelhouse also the notebooks and every wheel they need
+      LICENSES/       the licence of everything shipped, and the book's own
       vsock-rx-book-VERSION.pdf   the printed edition, for handouts
-      site/           the built book: chapters, the lab, the slides, the instructor part
-      local/          only with --wheelhouse: notebooks, requirements.txt and
-                      every wheel, for attendees who run the notebooks themselves
 
-Unpacked on a machine with Python 3 and no network, ``python3 serve.py``
+Unpacked on a machine with Python 3 and no network, ``python3 serve.py --room``
 serves the room; each attendee needs only a browser on the same network.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import gzip
+import json
+import os
+import shutil
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional
 
 from .. import __version__
+from ..study.quiz import CHAPTERS
+from . import attendee_site, licences, roomserver
 from . import serve as serve_module
+from .presets import presets
 
 REPO = Path(__file__).resolve().parents[2]
 #: Build by-products that a reader never asks for.
@@ -54,15 +65,21 @@ def lab_download_bytes(site: Path) -> int:
     return total
 
 
+def _wheels(site: Path) -> list[Path]:
+    """The lab's two wheels (the model and simpy): pure Python, they install anywhere."""
+    return sorted((site / "_static" / "lab" / "wheels").glob("*/*.whl"))
+
+
 def instructor_readme(name: str, site_bytes: int, wheel_bytes: Optional[int], lab_bytes: int,
-                      pdf_name: str) -> str:
-    local = (
+                      pdf_name: str, wheels: list[str]) -> str:
+    vsock_wheel = next((w for w in wheels if w.startswith("vsockmodel-")), "vsockmodel-*.whl")
+    notebooks = (
         f"""
 ## Attendees who want the notebooks on their own machine
 
-`local/` holds the notebooks, `requirements.txt` and every wheel they need
-({_mb(wheel_bytes)}), for the operating system and Python version of the
-machine that made this bundle. On such a machine, with no network:
+`local/wheelhouse/` holds every wheel the notebooks need ({_mb(wheel_bytes)}),
+for the operating system and Python version of the machine that made this
+bundle, and `local/notebooks/` the notebooks. On such a machine, with no network:
 
     cd local
     python3 -m venv .venv
@@ -75,75 +92,145 @@ On Windows the venv's programs are in `.venv\\Scripts\\`.
         else """
 ## Attendees who want the notebooks on their own machine
 
-This bundle has no wheels. `scripts/workshop-bundle --wheelhouse`, run on a
-machine with a network and the attendees' operating system and Python, adds
-them (about 220 MB), with the notebooks. Each chapter page's download button
-also gives its notebook.
+This bundle has no wheelhouse for them. `scripts/workshop-bundle --wheelhouse`,
+run on a machine with a network and the attendees' operating system and
+Python, adds one (about 220 MB), with the notebooks. Each chapter page's
+download button also gives its notebook.
 """
     )
     return f"""# Workshop bundle: Small packets on the vsock receive path
 
 This folder serves the whole book ({_mb(site_bytes)}) to a room: the chapters,
-the browser lab (the model running in each attendee's browser), the slides
-and the instructor part. Nothing here needs the internet.
+the browser lab (the model running in each attendee's browser), the slides,
+the room page and a tally of the room's answers. Nothing here needs the internet.
+
+## Before the session: the dry run
+
+On the machine that built it, in the book's repository:
+
+    scripts/workshop-dry-run dist/{name}.tar.gz
+
+unpacks this bundle, serves it, opens every agenda link, deck and preset in a
+headless browser with the network closed, runs each agenda problem, and
+prints the time each step took.
 
 ## Serve it
 
-    python3 serve.py
+    python3 serve.py --room
 
-(Python 3.8 or newer, nothing to install.) It prints the addresses to give the
-room, such as `http://192.168.1.20:8000/`. `--port 8080` picks another port.
+(Python 3.8 or newer, nothing to install.) `--room` listens on this machine's
+address on the room's network and prints it, such as `http://192.168.1.20:8000/`;
+without it the server answers this machine only. `--port 8080` picks another
+port, `--agenda 180` the 3-hour agenda's presets, `--seeds 40` a larger room.
 If attendees cannot connect, allow incoming connections to that port in the
-machine's firewall. Plain `python3 -m http.server --directory site 8000`
-works too, but sends every file uncompressed, and Pythons older than 3.12 may
-send the lab's `.mjs` files with a type browsers refuse.
+machine's firewall.
+
+It also prints the **instructor's link** (`/instructor/KEY`): open it on your
+own machine only. It gives your browser the answer keys and the room's tally,
+live; attendees' browsers get neither, and their copy of the book has no link
+to the answer keys. The tally is kept in memory: download its CSV from the
+instructor's page, or start the server with `--tally-csv tally.csv` to have it
+written when the server stops.
 
 ## What to open
 
-- The instructor part, with the agendas, the pre-flight checklist and the
-  answer keys: `/book/instructor/index.html`
-- The slides, one deck per chapter: `/slides/index.html`
-- The lab, for every attendee: `/book/lab.html`; its Problems tab gives each
-  attendee the problem for their seed, and checks their answer.
+- On the projector, and for every attendee: the room page, the address the
+  server printed. It shows the address with its QR code, gives each browser its
+  seed (1 to 30, in turn), checks that the lab runs ("Check the lab"), and lists
+  the agenda's lab presets in order, each a short link (`/p/3`) and a QR code;
+  a problem's preset opens the attendee's own seed.
+- The slides, one deck per chapter: `/slides/index.html`; <kbd>S</kbd> opens the
+  speaker notes (expected answers, timing, where the model and the measurements differ).
+- The instructor part of the book: `/book/instructor/index.html`.
 
+Each attendee's browser downloads about {_mb(lab_bytes)} the first time it opens
+the lab (the Python runtime and the model, compressed), then keeps it: a second
+open, or a preset link, asks only whether the files changed.
+
+## The command line, offline (projector demos, attendees at home)
+
+`local/` holds the model's wheel and its one dependency (pure Python: any
+system with Python 3.11 or newer). Two lines, with no network:
+
+    python3 -m venv vsock && vsock/bin/pip install --no-index --find-links local vsockmodel
+    vsock/bin/python -m vsockmodel starvation --buffer 1K --variant p1-p3 --no-headroom-check
+
+The room page offers the same two files ({", ".join(wheels) or vsock_wheel}) for download.
+{notebooks}
 ## Handouts
 
 `{pdf_name}` is the book's printed edition, the same version as the site:
 the chapters with every figure at its first setting, a contents list and
-page numbers. Its text and figures are under CC BY 4.0, so you may print it,
-or pages of it, for the room.
+page numbers. It includes the instructor part and the answer keys: print the
+chapters' pages for the room, not those. Its text and figures are under CC BY 4.0.
 
-Each attendee's browser downloads about {_mb(lab_bytes)} the first time it opens
-the lab (the Python runtime and the model, compressed), then keeps it in its cache. Open the lab on
-the projector machine once before the session to check it starts.
-{local}
+## Licences
+
+`LICENSES/` has the licence of everything this bundle ships (Pyodide, CPython,
+Vega, reveal.js, MathJax, the fonts, the Python packages whose files the pages
+use, segno), with a table of what each covers, beside the book's own.
+
 Made from the book's sources by `scripts/workshop-bundle` ({name}, {time.strftime('%Y-%m-%d')}).
 """
 
 
-def local_readme() -> str:
-    return """# The notebooks, for a machine with no network
+def local_readme(wheels: list[str]) -> str:
+    return f"""# The command line, offline
 
-See the bundle's README.md, "Attendees who want the notebooks on their own
-machine". The notebooks import `vsockmodel`, which `pip install` puts in the
-virtual environment from `wheelhouse/`.
+{", ".join(wheels)}: the model and its one dependency, pure Python. With Python
+3.11 or newer and no network, from the folder above this one:
+
+    python3 -m venv vsock && vsock/bin/pip install --no-index --find-links local vsockmodel
+    vsock/bin/python -m vsockmodel --help
+
+See the bundle's README.md for the notebooks.
 """
 
 
-def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = mode
-    info.mtime = int(time.time())
-    tar.addfile(info, io.BytesIO(data))
-
-
 def _skip(tarinfo: tarfile.TarInfo) -> Optional[tarfile.TarInfo]:
-    if set(Path(tarinfo.name).parts) & SKIPPED:
-        return None
     tarinfo.uid = tarinfo.gid = 0
     tarinfo.uname = tarinfo.gname = ""
     return tarinfo
+
+
+def _skip_name(name: str) -> bool:
+    return name in SKIPPED or name == "__pycache__"
+
+
+def _copy_site(site: Path, target: Path) -> None:
+    shutil.copytree(site, target, ignore=lambda _d, names: [n for n in names if _skip_name(n)])
+
+
+def precompress(site: Path) -> int:
+    """Write NAME.gz beside every file that compresses (the server sends it as it is: each file is
+    compressed once, here); returns how many. The .gz keeps its file's time, so the server knows
+    it is current."""
+    n = 0
+    for f in sorted(site.rglob("*")):
+        if not f.is_file() or not f.name.endswith(serve_module.COMPRESSED):
+            continue
+        data = f.read_bytes()
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        if len(packed) >= len(data):
+            continue
+        gz = f.with_name(f.name + ".gz")
+        gz.write_bytes(packed)
+        st = f.stat()
+        os.utime(gz, ns=(st.st_atime_ns, st.st_mtime_ns))
+        n += 1
+    return n
+
+
+def _server(stage: Path) -> None:
+    """serve.py and the package it runs, with segno for the QR codes (and its licence)."""
+    shutil.copyfile(serve_module.__file__, stage / "serve.py")
+    (stage / "serve.py").chmod(0o755)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(Path(roomserver.__file__).parent, stage / "server" / "roomserver", ignore=ignore)
+    import segno
+
+    shutil.copytree(Path(segno.__file__).parent, stage / "server" / "segno", ignore=ignore)
+    (stage / "server" / "segno" / "LICENSE").write_text(licences.distribution_licence("segno"), encoding="utf-8")
 
 
 def make_bundle(site: Path, out: Path, pdf: Path, wheelhouse: Optional[Path] = None) -> Path:
@@ -159,21 +246,38 @@ def make_bundle(site: Path, out: Path, pdf: Path, wheelhouse: Optional[Path] = N
     name = f"vsock-workshop-{__version__}"
     out.mkdir(parents=True, exist_ok=True)
     archive = out / f"{name}.tar.gz"
-    wheel_bytes = _tree_size(wheelhouse) if wheelhouse is not None else None
-    readme = instructor_readme(name, _tree_size(site), wheel_bytes, lab_download_bytes(site), pdf.name)
-    tmp = archive.with_suffix(".partial")
-    with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
-        _add_bytes(tar, f"{name}/README.md", readme.encode())
-        _add_bytes(tar, f"{name}/serve.py", Path(serve_module.__file__).read_bytes(), mode=0o755)
-        tar.add(pdf, arcname=f"{name}/{pdf.name}", filter=_skip)
-        tar.add(site, arcname=f"{name}/site", filter=_skip)
+    with tempfile.TemporaryDirectory() as tmp:
+        stage = Path(tmp) / name
+        stage.mkdir()
+        _copy_site(site, stage / "site")
+        attendee_site.split(stage / "site", stage / "instructor" / "site")
+        wheels = _wheels(site)
+        (stage / "local").mkdir()
+        for w in wheels:
+            shutil.copyfile(w, stage / "local" / w.name)
+        wheel_names = [w.name for w in wheels]
+        (stage / "local" / "README.md").write_text(local_readme(wheel_names), encoding="utf-8")
         if wheelhouse is not None:
-            _add_bytes(tar, f"{name}/local/README.md", local_readme().encode())
-            tar.add(REPO / "requirements.txt", arcname=f"{name}/local/requirements.txt")
-            tar.add(wheelhouse, arcname=f"{name}/local/wheelhouse", filter=_skip)
+            _copy_site(wheelhouse, stage / "local" / "wheelhouse")
+            shutil.copyfile(REPO / "requirements.txt", stage / "local" / "requirements.txt")
+            (stage / "local" / "notebooks").mkdir()
             for nb in [REPO / "book" / "intro.ipynb", *sorted((REPO / "chapters").glob("*.ipynb"))]:
-                tar.add(nb, arcname=f"{name}/local/notebooks/{nb.name}", filter=_skip)
-    tmp.replace(archive)
+                shutil.copyfile(nb, stage / "local" / "notebooks" / nb.name)
+        (stage / "room").mkdir()
+        (stage / "room" / "room.json").write_text(json.dumps(
+            {"version": __version__, "chapters": list(CHAPTERS), "presets": presets()}, indent=1), encoding="utf-8")
+        _server(stage)
+        licences.write(stage / "site", stage / "LICENSES")
+        readme = instructor_readme(name, _tree_size(stage / "site"),
+                                   _tree_size(wheelhouse) if wheelhouse is not None else None,
+                                   lab_download_bytes(site), pdf.name, wheel_names)
+        (stage / "README.md").write_text(readme, encoding="utf-8")
+        shutil.copyfile(pdf, stage / pdf.name)
+        precompress(stage / "site")
+        tmp_archive = archive.with_suffix(".partial")
+        with tarfile.open(tmp_archive, "w:gz", compresslevel=6) as tar:
+            tar.add(stage, arcname=name, filter=_skip)
+        tmp_archive.replace(archive)
     return archive
 
 
