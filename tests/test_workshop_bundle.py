@@ -16,6 +16,7 @@ import sys
 import tarfile
 
 import pytest
+from bs4 import BeautifulSoup
 
 from book_support import REPO, ensure_book_built
 from browser_support import chromium, offline_page
@@ -44,11 +45,14 @@ def bundle(tmp_path_factory):
 def test_the_bundle_holds_the_book_its_server_and_a_readme(bundle):
     assert bundle.name == f"vsock-workshop-{__version__}"
     for path in ("README.md", "serve.py", f"vsock-rx-book-{__version__}.pdf", "site/index.html", "site/book/lab.html", "site/slides/index.html",
-                 "site/book/instructor/index.html", "site/book/instructor/agendas.html"):
+                 "site/book/instructor/index.html", "site/book/instructor/agendas.html", "room/room.json",
+                 "server/roomserver/app.py", "server/segno/__init__.py", "server/segno/LICENSE",
+                 "instructor/site/book/instructor/answer-keys.html"):
         assert (bundle / path).is_file(), path
-    assert not (bundle / "local").exists()            # the wheelhouse only on request
+    assert not (bundle / "local" / "wheelhouse").exists()      # the wheelhouse only on request
     readme = (bundle / "README.md").read_text(encoding="utf-8")
-    assert "python3 serve.py" in readme and "/book/lab.html" in readme
+    assert "python3 serve.py --room" in readme and "/instructor/KEY" in readme and "--tally-csv" in readme
+    assert "scripts/workshop-dry-run" in readme and "LICENSES/" in readme
     assert f"vsock-rx-book-{__version__}.pdf" in readme
     assert (bundle / f"vsock-rx-book-{__version__}.pdf").read_bytes().startswith(b"%PDF-")
     assert not re.search(r"/work/|/root/|/home/", readme), "a path from the building machine"
@@ -94,6 +98,12 @@ def test_served_from_the_bundle_the_lab_slides_and_agenda_work_offline(served):
         page.keyboard.press("ArrowRight")
         page.wait_for_function("Reveal.getIndices().h === 1")
 
+        page.goto(served)                                    # the room page
+        page.get_by_role("button", name="Check the lab").click()
+        page.wait_for_function("document.getElementById('room-lab-status').dataset.state === 'ok'",
+                               timeout=READY_MS)
+        assert page.locator("svg.room-qr").count() > 5
+
         page.goto(served + "book/instructor/agendas.html")
         assert page.get_by_role("heading", name=re.compile("90-minute")).count() == 1
         assert page.get_by_role("heading", name=re.compile("3-hour")).count() == 1
@@ -101,11 +111,72 @@ def test_served_from_the_bundle_the_lab_slides_and_agenda_work_offline(served):
         page.context.close()
 
 
+def test_the_attendees_site_has_no_answer_keys_and_no_link_to_them(bundle):
+    site = bundle / "site"
+    assert not (site / "book" / "instructor" / "answer-keys.html").exists()
+    assert not list(site.glob("_sources/book/instructor/answer-keys*"))
+    for page in site.rglob("*.html"):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        links = [a["href"] for a in soup.find_all(["a", "link"], href=True) if "answer-keys" in a["href"]]
+        assert links == [], (page.relative_to(site), links)
+    assert "answer-keys" not in (site / "searchindex.js").read_text(encoding="utf-8")
+    # the sidebar keeps the rest of the instructor part
+    index = (site / "book" / "instructor" / "index.html").read_text(encoding="utf-8")
+    assert "misconceptions.html" in index and "agendas.html" in index
+
+
+def test_each_file_that_compresses_has_its_gz_beside_it_with_its_time(bundle):
+    import gzip
+
+    wasm = next((bundle / "site" / "_static" / "vendor" / "pyodide").glob("*.wasm"))
+    gz = wasm.with_name(wasm.name + ".gz")
+    assert gzip.decompress(gz.read_bytes()) == wasm.read_bytes()
+    assert int(gz.stat().st_mtime) == int(wasm.stat().st_mtime)
+    pages = list((bundle / "site").rglob("*.html"))
+    assert all(p.with_name(p.name + ".gz").is_file() for p in pages)
+
+
+def test_the_bundle_ships_every_licence_with_a_table(bundle):
+    from vsockmodel.bookkit import licences
+
+    folder = bundle / "LICENSES"
+    table = (folder / "README.md").read_text(encoding="utf-8")
+    for c in licences.COMPONENTS:
+        text = (folder / licences._file_name(c)).read_text(encoding="utf-8")
+        assert len(text) > 200 and f"| {c.name} |" in table, c.name
+    assert "Mozilla Public License Version 2.0" in (folder / "Pyodide.txt").read_text(encoding="utf-8")
+    assert "SIL OPEN FONT LICENSE" in (folder / "Font-Awesome-Free.txt").read_text(encoding="utf-8").upper()
+    for own in licences.OWN:
+        assert (folder / own).read_text(encoding="utf-8") == (REPO / own).read_text(encoding="utf-8")
+    # every vendored library in the site has its licence beside it too
+    for lib in (bundle / "site" / "_static" / "vendor").iterdir():
+        assert list(lib.glob("LICENSE*")), lib.name
+
+
+def test_the_command_line_installs_offline_from_local_in_two_lines(bundle, tmp_path):
+    wheels = sorted(p.name for p in (bundle / "local").glob("*.whl"))
+    assert [w.split("-")[0] for w in wheels] == ["simpy", "vsockmodel"]
+    venv = tmp_path / "vsock"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-index", "--find-links",
+                          str(bundle / "local"), "vsockmodel"], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "PIP_NO_INDEX": "1"})
+    assert pip.returncode == 0, pip.stderr
+    out = subprocess.run([str(venv / "bin" / "python"), "-m", "vsockmodel", "starvation", "--buffer", "1K",
+                          "--variant", "p1-p3", "--no-headroom-check"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0 and "Answer: RESET" in out.stdout, out.stdout + out.stderr
+    readme = (bundle / "README.md").read_text(encoding="utf-8")
+    assert "--no-index --find-links local vsockmodel" in readme
+
+
 def test_a_bundle_needs_the_printed_edition_of_its_version(tmp_path):
     from vsockmodel.bookkit.bundle import make_bundle
 
     site = tmp_path / "html"
-    for page in ("index.html", "book/lab.html", "slides/index.html"):
+    from vsockmodel.bookkit import licences
+
+    for page in ("index.html", "book/lab.html", "slides/index.html") + tuple(
+            c.text for c in licences.COMPONENTS if c.text):
         (site / page).parent.mkdir(parents=True, exist_ok=True)
         (site / page).write_text("<!DOCTYPE html>")
     with pytest.raises(SystemExit, match="no printed edition"):
