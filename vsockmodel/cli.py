@@ -331,8 +331,8 @@ def cmd_starvation(a) -> int:
 
 
 def _counts(p) -> str:
-    """Which answers count as right (nothing to say for yes or no)."""
-    return "." if p.yes_no else f" ({p.tolerance_text} counts as right)."
+    """Which answers count as right."""
+    return f" ({p.tolerance_text} counts as right)."
 
 
 def cmd_quiz(a) -> int:
@@ -355,7 +355,7 @@ def cmd_quiz(a) -> int:
     result = None if a.answer is None else quiz.check(p, a.answer)   # a bad answer: before printing
     print(f"Chapter {p.chapter}, problem {p.seed} ({p.kind})\n\n{p.question}\n")
     if result is not None:
-        verdict = "Right" if result["correct"] else "Not quite"
+        verdict = "Right" if result["correct"] else f"Not quite (hint: {p.hint})"
         print(f"{verdict}: the model says {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
         print(f"The model's answer, seeds and all: {p.command}")
         return 0 if result["correct"] else WRONG_ANSWER
@@ -553,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
     p.add_argument("--answer", action=_Once, default=None, metavar="X",
-                   help=f"check an answer (a number, or yes/no): exit status 0 if right, "
+                   help=f"check an answer (a number): exit status 0 if right, "
                         f"{WRONG_ANSWER} if wrong")
     p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
                    help="print the answer key for a range of seeds, e.g. 1-30 (at most 60 seeds, a line "

@@ -447,13 +447,14 @@ def quiz_problem(chapter, seed) -> str:
 
 
 @checked()
-def quiz_check(chapter, seed, answer) -> str:
-    """Is ``answer`` right for that problem? With the model's answer, tolerance and explanation."""
+def quiz_check(chapter, seed, answer, attempt=2) -> str:
+    """Is ``answer`` right for that problem? At the first try (``attempt`` 1) a wrong answer gets a
+    hint and no answer; a right one, or the last try, the model's answer, tolerance and explanation."""
     from ..study import quiz
 
     try:
         chapter, seed = quiz.checked_args(chapter, seed)
-        result = quiz.check(_problem(chapter, seed), answer)
+        result = quiz.check(_problem(chapter, seed), answer, attempt)
     except (ValueError, SimulationLimitExceeded, Deadlock) as exc:
         return _error(exc)
     return _json({"ok": True, **result})

@@ -28,7 +28,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 
 #: Okabe-Ito colours, told apart with colour-blindness and on dark backgrounds.
 BIN_COLOURS = {"far low": "#0072B2", "low": "#56B4E9", "right": "#009E73", "high": "#E69F00",
-               "far high": "#D55E00", "other choice": "#CC79A7"}
+               "far high": "#D55E00", "other choice": "#CC79A7", "not shown yet": "#999999"}
 
 
 def home(has_keys: bool, csv_note: str) -> str:

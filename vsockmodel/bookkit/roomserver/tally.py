@@ -46,7 +46,7 @@ class Entry:
     chapter: int
     seed: int
     kind: str
-    answer: object                  # the model's: a number, or a choice's text
+    answer: object                  # the model's: a number (or a choice's text); None until it is shown
     tolerance: Optional[float]
     unit: str
     tries: list = field(default_factory=list)     # (given, correct, unix time)
@@ -106,7 +106,8 @@ class Tally:
         seed = _int(payload, "seed", 0, MAX_SEED)
         kind = _text(payload, "kind")
         given = _value(payload, "given")
-        answer = _value(payload, "answer")
+        # The model's answer comes with a right try or the last one; a first wrong try has none yet.
+        answer = None if payload.get("answer") is None else _value(payload, "answer")
         correct = payload.get("correct")
         if not isinstance(correct, bool):
             raise TallyError("correct", "expected true or false")
@@ -130,6 +131,8 @@ class Tally:
                                                       None if tolerance is None else float(tolerance), unit)
             if entry.settled:
                 return {"counted": False, "tries": len(entry.tries), "reason": "already answered"}
+            if answer is not None:
+                entry.answer = answer
             entry.tries.append((given, correct, time.time()))
             return {"counted": True, "tries": len(entry.tries)}
 
@@ -173,14 +176,14 @@ class Tally:
 
 
 #: How a final answer sits against the model's, in the order the instructor's page draws them.
-BINS = ("far low", "low", "right", "high", "far high", "other choice")
+BINS = ("far low", "low", "right", "high", "far high", "other choice", "not shown yet")
 
 
 def spread_label(e: Entry, given, correct: bool) -> str:
     if correct:
         return "right"
     if not isinstance(given, float) or not isinstance(e.answer, float):
-        return "other choice"
+        return "other choice" if isinstance(given, str) else "not shown yet"
     off = given - e.answer
     far = abs(off) > max(3 * (e.tolerance or 0), 0.5 * abs(e.answer))
     return ("far " if far else "") + ("low" if off < 0 else "high")
