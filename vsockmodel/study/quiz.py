@@ -408,7 +408,7 @@ def _rtt(rng, seed):
     return Problem(6, seed, "round-trip time",
                    f"A ping-pong of {payload}-byte requests on variant {variant}: what is the "
                    f"model's mean round-trip time?",
-                   r.rtt_us, "us", 0.08 * r.rtt_us,
+                   r.rtt_us, "us", 0.05 * r.rtt_us,
                    f"Mean {r.rtt_us:.1f} us (p95 {r.rtt_p95_us:.1f} us) over 200 round trips: each "
                    f"crosses several wake-ups on both sides, and a request of several buffers adds each "
                    f"buffer's work. (The series measured 120-224 us on its test beds; chapter 6 says why "
