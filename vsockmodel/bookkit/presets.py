@@ -33,6 +33,25 @@ def _plain(cell: str) -> str:
     return html.unescape(text.replace("**", "").replace("*", "")).strip()
 
 
+def agenda_rows(text: str | None = None) -> list[dict]:
+    """Every row of both agendas: {agenda, minutes, block (the bold row's title), activity, open,
+    is_block}, the cells as written in agendas.md."""
+    text = AGENDAS.read_text(encoding="utf-8") if text is None else text
+    out = []
+    for key, name in NAMES.items():
+        m = re.search(rf"^## [^\n]*{re.escape(key)}[^\n]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        if not m:
+            raise ValueError(f"agendas.md has no {key} agenda")
+        block = ""
+        for row in _table_rows(m.group(1)):
+            is_block = row[0].startswith("**")
+            if is_block:
+                block = _plain(row[1])
+            out.append({"agenda": name, "minutes": row[0].strip("*"), "block": block, "activity": row[1],
+                        "open": row[2] if len(row) > 2 else "", "is_block": is_block})
+    return out
+
+
 def presets(text: str | None = None) -> dict:
     """{agenda name: [{n, minutes, block, title, address, problems}]}, in the agenda's order."""
     text = AGENDAS.read_text(encoding="utf-8") if text is None else text

@@ -37,6 +37,7 @@ from typing import Optional
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from .. import __version__
+from . import slide_notes
 
 #: A deck's bounds (a chapter that would give fewer slides is reported).
 MIN_SLIDES, MAX_SLIDES = 8, 15
@@ -57,6 +58,7 @@ class Slide:
     body: str
     notes: str = ""
     priority: int = 0  # higher is dropped first when a deck is too long
+    anchor: str = ""   # the page section it comes from (its id), for the agendas' timing
 
 
 @dataclass
@@ -175,7 +177,8 @@ def read_chapter(page: Path) -> Deck:
 
     goals = _admonitions(top, "Learning goals")
     deck.slides.append(Slide("title", title, '<p class="deck-kicker">Chapter {}</p>'.format(number)
-                             + (_admonition_body(goals[0]) if goals else "")))
+                             + (_admonition_body(goals[0]) if goals else ""),
+                             notes=slide_notes.timing_note(page.stem, "block")))
     trust = None
     summary = None
     for section in top.find_all("section", recursive=False):
@@ -192,19 +195,29 @@ def read_chapter(page: Path) -> Deck:
         trust = trust or ad
     if trust is not None:
         ps = trust.find_all("p", recursive=False)
-        body = next((first_sentence(p) for p in ps if "admonition-title" not in (p.get("class") or [])), "")
-        deck.slides.append(Slide("trust", "How far to trust this", f"<p>{body}</p>", priority=1))
+        own = [p for p in ps if "admonition-title" not in (p.get("class") or [])]
+        body = first_sentence(own[0]) if own else ""
+        rest = " ".join([slide_notes.rest_of_paragraph(own[0], body)] + [_text(p) for p in own[1:]]) if own else ""
+        deck.slides.append(Slide("trust", "How far to trust this", f"<p>{body}</p>", priority=1,
+                                 notes=(slide_notes.excerpt(rest) + " " if rest else "")
+                                 + slide_notes.model_against_measurements(number)))
     if summary is not None:
         items = summary.find("ul")
         body = str(items) if items else "".join(str(p) for p in summary.find_all("p", recursive=False)[:2])
-        deck.slides.append(Slide("summary", "Summary", body))
+        deck.slides.append(Slide("summary", "Summary", body, notes=(
+            "A minute: ask one attendee to say the chapter's point in a sentence before showing this; "
+            "then the problems.")))
     deck.slides.append(Slide(
         "problems", "Problems",
         f"<p>A seed picks a problem; the model computes its answer.</p>"
         + _lab_button(f"{LAB}#mode=problems&qchapter={number}&qseed=1",
                       f"Chapter {number}'s problems in the lab")
-        + f"<pre><code>python -m vsockmodel quiz --chapter {number} --seed 1</code></pre>"))
+        + f"<pre><code>python -m vsockmodel quiz --chapter {number} --seed 1</code></pre>",
+        notes=slide_notes.timing_note(page.stem, "problems") + " " + slide_notes.problems_note(number)))
     _trim(deck)
+    for slide in deck.slides:
+        if slide.anchor:
+            slide.notes = slide_notes.timing_note(page.stem, slide.anchor) + " " + slide.notes
     return deck
 
 
@@ -213,8 +226,13 @@ def _section_slides(deck: Deck, section: Tag, name: str) -> None:
     before any prompt), then each prompt and each later figure."""
     paragraphs = [p for p in _own(section, "p") if p.find_parent("div", class_="admonition") is None
                   and p.find_parent("div", class_="cell") is None]
-    claim = f'<p class="deck-claim">{first_sentence(paragraphs[0])}</p>' if paragraphs else ""
-    notes = _text(paragraphs[0]) if paragraphs else ""
+    shown = first_sentence(paragraphs[0]) if paragraphs else ""
+    claim = f'<p class="deck-claim">{shown}</p>' if paragraphs else ""
+    # The notes go on where the slide stops: the rest of the claim's paragraph and the next one.
+    notes = slide_notes.excerpt(" ".join(x for x in (
+        slide_notes.rest_of_paragraph(paragraphs[0], shown),
+        slide_notes.paragraphs_after(paragraphs[0], section, 1)) if x)) if paragraphs else ""
+    anchor = section.get("id", "")
     lab = _lab_link(section)
     order = {id(t): i for i, t in enumerate(section.find_all(True))}
     events = sorted([(order[id(img)], "figure", img) for img in _figures(section)]
@@ -223,19 +241,25 @@ def _section_slides(deck: Deck, section: Tag, name: str) -> None:
     if events and events[0][1] == "figure":
         _, _, img = events.pop(0)
         deck.slides.append(Slide("claim", name, claim + _figure_html(img) + (_lab_button(lab) if lab else ""),
-                                 notes=notes))
+                                 notes=notes, anchor=anchor))
     elif claim:
-        deck.slides.append(Slide("claim", name, claim, notes=notes, priority=2))
+        deck.slides.append(Slide("claim", name, claim, notes=notes, priority=2, anchor=anchor))
     after_prompt = False
     for _, kind, tag in events:
         if kind == "predict":
+            answer = slide_notes.paragraphs_after(tag, section, 2)
             deck.slides.append(Slide("predict", name, '<p class="deck-kicker">Predict, then run</p>'
-                                     + _admonition_body(tag)))
+                                     + _admonition_body(tag), anchor=anchor, notes=(
+                "Let everyone write down a number first. Expected, as the page finds it from the model: "
+                + slide_notes.excerpt(answer)) if answer else
+                "Let everyone write down a number first; the figure that follows answers it."))
             after_prompt = True
         else:
             # A figure that answers a prompt stays; further figures go first when a deck is long.
+            after = slide_notes.excerpt(slide_notes.paragraphs_after(tag, section, 1))
             deck.slides.append(Slide("figure", name, _figure_html(tag) + (_lab_button(lab) if lab else ""),
-                                     priority=1 if after_prompt else 3))
+                                     priority=1 if after_prompt else 3, anchor=anchor,
+                                     notes=f"The figure: {tag.get('alt') or name}. " + after))
             after_prompt = False
 
 
@@ -268,10 +292,10 @@ _PAGE = """<!DOCTYPE html>
 <script src="{reveal}reveal.js"></script>
 <script src="{reveal}plugin/notes/notes.js"></script>
 <script>
-// A projector's 16:10 slide; on a phone, a narrow slide whose text stays readable.
+// A projector's 1280x720 slide; on a phone, a narrow slide whose text stays readable.
 const narrow = matchMedia("(max-width: 600px)").matches;
 Reveal.initialize({{ hash: true, slideNumber: "c/t", controls: true, progress: true, center: false,
-  width: narrow ? 440 : 1280, height: narrow ? 900 : 800, margin: 0.04, scrollActivationWidth: null,
+  width: narrow ? 440 : 1280, height: narrow ? 900 : 720, margin: 0.04, scrollActivationWidth: null,
   plugins: [RevealNotes] }});
 </script>
 </body>
