@@ -111,3 +111,127 @@ def test_the_decks_open_offline_load_every_image_and_move_by_keyboard(site):
             page.wait_for_function(f"Reveal.getIndices().h === {total - 1}")
         assert watch.errors == [] and watch.external == [], (watch.errors, watch.external)
         page.context.close()
+
+
+# ---- speaker notes ------------------------------------------------------------------------------
+
+def _sections(site, chapter):
+    return _deck(site, chapter).select(".slides > section")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_slide_has_notes_that_go_beyond_what_it_shows(site, chapter):
+    for s in _sections(site, chapter):
+        notes = s.find("aside", class_="notes")
+        assert notes is not None and len(notes.get_text().split()) >= 8, (s["data-kind"], s.h1 or s.h2)
+        claim = s.find(class_="deck-claim")
+        if claim is not None:                       # the notes go on where the slide stops
+            assert " ".join(claim.get_text(" ").split()) not in " ".join(notes.get_text(" ").split())
+
+
+def test_the_notes_timing_is_the_agendas():
+    from vsockmodel.bookkit import presets, slide_notes
+
+    rows = [r for r in presets.agenda_rows() if "who-holds-the-lock" in r["activity"]]
+    assert {r["agenda"] for r in rows} == {"90 minutes", "3 hours"}
+    note = slide_notes.timing_note("02-per-packet-locking", "who-holds-the-lock")
+    for r in rows:
+        start, end = (int(x) for x in re.findall(r"\d+", r["minutes"]))
+        assert f"{r['agenda']}: {r['minutes']} ({end - start} min)" in note
+    assert slide_notes.timing_note("02-per-packet-locking", "no-such-section").startswith(
+        "Timing: not in the agendas' plan")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_a_prompts_notes_say_when_and_what_to_expect(site, chapter):
+    for s in _deck(site, chapter).select("section.slide-predict"):
+        notes = " ".join(s.find("aside", class_="notes").get_text(" ").split())
+        assert notes.startswith("Timing: ") and "write down a number first" in notes, notes[:200]
+
+
+def test_the_prompts_expected_answers_are_the_pages_computed_numbers(site):
+    """A prompt's expected answer is the page's paragraph after it, with the numbers its cells computed."""
+    with_numbers = 0
+    for chapter in CHAPTERS:
+        page = " ".join(BeautifulSoup((site / "chapters" / f"{chapter}.html").read_text(encoding="utf-8"),
+                                      "html.parser").get_text(" ").split())
+        for s in _deck(site, chapter).select("section.slide-predict"):
+            notes = " ".join(s.find("aside", class_="notes").get_text(" ").split())
+            if "Expected, as the page finds it from the model: " in notes:
+                expected = notes.split("Expected, as the page finds it from the model: ", 1)[1].rstrip(" …")
+                assert expected[:120] in page, expected[:120]
+                with_numbers += bool(re.search(r"\d", expected))
+    assert with_numbers >= len(CHAPTERS)
+
+
+def test_the_trust_slides_set_the_model_against_the_measurement(site):
+    from vsockmodel.bookkit import slide_notes
+
+    report = slide_notes._report()["throughput"]
+    for chapter in CHAPTERS:
+        number = int(chapter[:2])
+        trust = _deck(site, chapter).select_one("section.slide-trust aside.notes")
+        if trust is None or number not in slide_notes.CHAPTER_TABLES:
+            continue
+        text = trust.get_text(" ")
+        for table in slide_notes.CHAPTER_TABLES[number]:
+            first = report[table]["rows"][0]
+            assert f"{table}: at 64 B the series measured {first['measured_pct']:+.1f} %" in text, table
+            assert f"the model gives {first['predicted_pct']:+.1f} %" in text
+
+
+def test_the_problems_notes_name_the_kinds_and_the_models_answer_for_seed_1(site):
+    from vsockmodel.study import quiz
+
+    for chapter in CHAPTERS:
+        number = int(chapter[:2])
+        notes = _deck(site, chapter).select_one("section.slide-problems aside.notes").get_text(" ")
+        p = quiz.problem(number, 1)
+        assert p.kind in notes and p.answer_text in notes
+
+
+# ---- 1280x720: no text under 14 px -----------------------------------------------------------------
+
+# The smallest text of each visible slide, in slide pixels: the page's own text
+# (font size times reveal.js's scale), and each figure's text (an SVG's smallest
+# font size times the scale at which the figure is drawn in its box).
+SMALLEST_TEXT_JS = """async () => {
+  const scale = Reveal.getScale();
+  const out = [];
+  for (const el of document.querySelectorAll('.reveal .slides section.present *')) {
+    if (!el.offsetParent || el.closest('aside.notes')) continue;
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (own) out.push([parseFloat(getComputedStyle(el).fontSize) * scale, el.textContent.trim().slice(0, 40)]);
+  }
+  for (const img of document.querySelectorAll('.reveal .slides section.present img.deck-figure')) {
+    if (!img.src.startsWith('data:image/svg+xml')) continue;
+    const svg = new DOMParser().parseFromString(decodeURIComponent(img.src.split(',', 2)[1]), 'image/svg+xml');
+    const vb = svg.documentElement.getAttribute('viewBox').split(/[ ,]+/).map(Number);
+    const sizes = [...svg.querySelectorAll('text')].map(t => {
+      const m = /font-size:\\s*([\\d.]+)/.exec(t.getAttribute('style') || '') || /(\\d+(?:\\.\\d+)?)px/.exec(t.getAttribute('style') || '');
+      return m ? parseFloat(m[1]) : (parseFloat(t.getAttribute('font-size')) || 10);
+    });
+    if (!sizes.length) continue;
+    // the box the figure gets on the slide (object-fit: contain), in slide pixels
+    const k = Math.min(img.offsetWidth / vb[2], img.offsetHeight / vb[3]);
+    out.push([Math.min(...sizes) * k, 'figure: ' + (img.alt || '').slice(0, 60)]);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_text_on_a_slide_is_smaller_than_14_px_at_1280x720(site, chapter):
+    small = []
+    with serve(site) as base, chromium() as browser:
+        page, watch = offline_page(browser, base, viewport={"width": 1280, "height": 720})
+        page.goto(f"{base}slides/{chapter}.html")
+        page.wait_for_function("window.Reveal && Reveal.isReady()")
+        assert page.evaluate("[Reveal.getConfig().width, Reveal.getConfig().height]") == [1280, 720]
+        for i in range(page.evaluate("Reveal.getTotalSlides()")):
+            page.evaluate(f"Reveal.slide({i})")
+            page.wait_for_function(f"Reveal.getIndices().h === {i}")
+            small += [(i, round(px, 1), text) for px, text in page.evaluate(SMALLEST_TEXT_JS) if px < 14 - 0.05]
+        page.context.close()
+    assert small == [], small
