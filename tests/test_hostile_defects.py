@@ -408,9 +408,9 @@ def test_15_starvation_quotes_the_allowed_range():
 # ---- issue 36, defect 27: the quiz's answer command, and an exit status for a wrong answer -------------
 
 def test_27_the_answer_comes_with_the_command_that_computes_it(capsys):
-    p = quiz.problem(3, 0)                             # a comparison over seeds 0 to 2
+    p = quiz.problem(3, 0)                             # the patched side of a comparison, seed 0
     status, out, _ = run_cli(capsys, "quiz", "--chapter", "3", "--seed", "0", "-c")
-    assert status == 0 and p.command in out and "seed=0" in p.command and "replications=3" in p.command
+    assert status == 0 and p.command in out and "seed=0" in p.command and "variant='p1-p5'" in p.command
 
 
 @pytest.mark.parametrize("chapter", quiz.CHAPTERS)

@@ -553,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
     p.add_argument("--answer", action=_Once, default=None, metavar="X",
-                   help=f"check an answer (a number): exit status 0 if right, "
+                   help=f"a number to check: exit status 0 if right, "
                         f"{WRONG_ANSWER} if wrong")
     p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
                    help="print the answer key for a range of seeds, e.g. 1-30 (at most 60 seeds, a line "

@@ -395,8 +395,8 @@ def _p4p5(rng, seed):
                         "the packets, one write makes.",
                    code=_code(f"(a := {_call('run', variant='p1-p3', payload=payload, seed=seed)}, "
                               f"b := {_call('run', variant='p1-p5', payload=payload, seed=seed)}) and "
-                              "1000 * (a.futile_wakeups_by_task.get('reader', 0) / a.writes "
-                              "- b.futile_wakeups_by_task.get('reader', 0) / b.writes)"))
+                              "1000 * a.futile_wakeups_by_task.get('reader', 0) / a.writes "
+                              "- 1000 * b.futile_wakeups_by_task.get('reader', 0) / b.writes"))
 
 
 # ---- chapter 6: measuring --------------------------------------------------------------
