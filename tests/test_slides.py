@@ -58,11 +58,45 @@ def test_a_decks_text_and_images_are_its_pages_own(site, chapter):
     for prompt in deck.select("section.slide-predict"):
         body = " ".join(prompt.find("p", class_=lambda c: c != "deck-kicker").get_text(" ").split())
         assert body in page_text, body
+    crops_of = {_drawing(site, src) for src in page_images if src.startswith("data:image/svg") or src.endswith(".svg")}
     for img in deck.select("img.deck-figure"):
-        assert img["src"] in page_images, img["src"][:80]
+        if "deck-figure-full" in img.get("class", []) and img["src"] not in page_images:
+            assert _drawing(site, img["src"]) in crops_of, "a crop of no figure of the page"
+        else:
+            assert img["src"] in page_images, img["src"][:80]
         assert img.get("alt", "").strip(), "a figure without alt text"
         if not img["src"].startswith("data:"):
             assert (site / "slides" / img["src"]).resolve().is_file(), img["src"]
+
+
+def _drawing(site, src):
+    """An SVG figure without its root element: a crop (slide_figures) draws the same."""
+    from vsockmodel.bookkit import slide_figures
+
+    fig = slide_figures.load(src, site / "slides")
+    return fig.svg[slide_figures._ROOT.search(fig.svg).end():] if fig else src
+
+
+def test_a_figure_too_small_for_a_slide_is_split_between_its_panels_where_no_text_is():
+    """Six panels in three rows of two, 9-unit text: too small at 1280x720 whole, fine a row at a time."""
+    from vsockmodel.bookkit import slide_figures
+
+    panels = "".join(f'<clipPath id="p{r}{c}"><rect x="{40 + 240 * c}" y="{30 + 200 * r}" width="190" height="160"/>'
+                     f'</clipPath>' for r in range(3) for c in range(2))
+    labels = "".join(f'<text style="font-size: 9px; text-anchor: middle" x="{135 + 240 * c}" y="{205 + 200 * r}">'
+                     f'payload</text>' for r in range(3) for c in range(2))
+    svg = f'<svg width="480pt" height="640pt" viewBox="0 0 480 640" xmlns="http://www.w3.org/2000/svg"><defs>{panels}</defs>{labels}</svg>'
+    fig = slide_figures.parse(svg)
+    assert fig.text_px(slide_figures.FULL_BOX) < 14
+    crops = slide_figures.plan(fig)
+    assert len(crops) == 3 and all(c[0] == 0 and c[2] == 480 for c in crops)
+    assert all(fig.text_px(slide_figures.FULL_BOX, c) >= 14 for c in crops)
+    for r, ((_, y, _, h), (_, y2, _, _)) in enumerate(zip(crops, crops[1:])):
+        assert y + h == pytest.approx(y2)
+        assert 205 + 200 * r + 0.3 * 9 < y2 < 230 + 200 * r     # below a row's labels, above the next row
+    assert 'viewBox="0.00 0.00 480.00' in __import__("urllib.parse").parse.unquote(slide_figures.cropped(fig, crops[0])).replace("'", '"')
+    small = slide_figures.parse(svg.replace("font-size: 9px", "font-size: 30px"))
+    assert slide_figures.plan(small) == []                      # large enough where it is
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -204,8 +238,10 @@ SMALLEST_TEXT_JS = """async () => {
     if (own) out.push([parseFloat(getComputedStyle(el).fontSize) * scale, el.textContent.trim().slice(0, 40)]);
   }
   for (const img of document.querySelectorAll('.reveal .slides section.present img.deck-figure')) {
-    if (!img.src.startsWith('data:image/svg+xml')) continue;
-    const svg = new DOMParser().parseFromString(decodeURIComponent(img.src.split(',', 2)[1]), 'image/svg+xml');
+    const text = img.src.startsWith('data:image/svg+xml') ? decodeURIComponent(img.src.slice(img.src.indexOf(',') + 1))
+      : /[.]svg$/.test(img.src) ? await (await fetch(img.src)).text() : null;
+    if (text === null) { out.push([0, 'a figure that is not SVG: its text cannot be measured: ' + img.src.slice(0, 60)]); continue; }
+    const svg = new DOMParser().parseFromString(text, 'image/svg+xml');
     const vb = svg.documentElement.getAttribute('viewBox').split(/[ ,]+/).map(Number);
     const sizes = [...svg.querySelectorAll('text')].map(t => {
       const m = /font-size:\\s*([\\d.]+)/.exec(t.getAttribute('style') || '') || /(\\d+(?:\\.\\d+)?)px/.exec(t.getAttribute('style') || '');

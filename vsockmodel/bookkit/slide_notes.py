@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 
-from bs4 import Tag
+from bs4 import BeautifulSoup, Tag
 
 from ..model.units import fmt_size
 from .presets import agenda_rows
@@ -99,8 +99,8 @@ def paragraphs_after(tag: Tag, section: Tag, count: int = 2) -> str:
 def rest_of_paragraph(p: Tag, shown: str) -> str:
     """A paragraph's text after the sentence the slide shows."""
     text = _text(p)
-    plain = " ".join(re.sub(r"<[^>]+>", "", shown).split())
-    return text[len(plain):].strip() if text.startswith(plain[:40]) else text
+    plain = _text(BeautifulSoup(shown, "html.parser"))        # spaced as the paragraph's text is
+    return text[len(plain):].strip() if text.startswith(plain) else text
 
 
 @functools.lru_cache(maxsize=1)

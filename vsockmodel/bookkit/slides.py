@@ -37,7 +37,7 @@ from typing import Optional
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from .. import __version__
-from . import slide_notes
+from . import slide_figures, slide_notes
 
 #: A deck's bounds (a chapter that would give fewer slides is reported).
 MIN_SLIDES, MAX_SLIDES = 8, 15
@@ -214,6 +214,7 @@ def read_chapter(page: Path) -> Deck:
                       f"Chapter {number}'s problems in the lab")
         + f"<pre><code>python -m vsockmodel quiz --chapter {number} --seed 1</code></pre>",
         notes=slide_notes.timing_note(page.stem, "problems") + " " + slide_notes.problems_note(number)))
+    _fit_figures(deck, page.parent.parent / "slides")
     _trim(deck)
     for slide in deck.slides:
         if slide.anchor:
@@ -261,6 +262,36 @@ def _section_slides(deck: Deck, section: Tag, name: str) -> None:
                                      priority=1 if after_prompt else 3, anchor=anchor,
                                      notes=f"The figure: {tag.get('alt') or name}. " + after))
             after_prompt = False
+
+
+_FIGURE = re.compile(r'<img class="deck-figure" src="([^"]*)" alt="([^"]*)">')
+
+
+def _fit_figures(deck: Deck, slides_dir: Path) -> None:
+    """A figure whose text would be under 14 px where it is moves to a slide of its own, split
+    between its panels when it must be (slide_figures)."""
+    out = []
+    for slide in deck.slides:
+        m = _FIGURE.search(slide.body)
+        fig = slide_figures.load(html.unescape(m.group(1)), slides_dir) if m else None
+        crops = slide_figures.plan(fig) if fig is not None else []
+        if not crops:
+            out.append(slide)
+            continue
+        lab = re.search(r'<p class="deck-lab">.*?</p>', slide.body)
+        if slide.kind == "claim":                  # the claim stays; its figure follows
+            out.append(Slide(slide.kind, slide.heading, _FIGURE.sub("", slide.body), slide.notes,
+                             slide.priority, slide.anchor))
+        alt = html.unescape(m.group(2))
+        for i, crop in enumerate(crops, start=1):
+            part = f" ({i} of {len(crops)})" if len(crops) > 1 else ""
+            src = fig and slide_figures.cropped(fig, crop)
+            body = (f'<img class="deck-figure deck-figure-full" src="{html.escape(src, quote=True)}" '
+                    f'alt="{html.escape(alt + part, quote=True)}">' + (lab.group(0) if lab and i == len(crops) else ""))
+            out.append(Slide("figure", slide.heading + part, body, priority=1, anchor=slide.anchor,
+                             notes=f"The figure{', part ' + str(i) + ' of ' + str(len(crops)) if part else ''}: "
+                                   f"{alt}. " + (slide.notes if slide.kind == "figure" else "")))
+    deck.slides[:] = out
 
 
 def _trim(deck: Deck) -> None:
