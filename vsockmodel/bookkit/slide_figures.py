@@ -79,6 +79,9 @@ def parse(svg: str) -> Figure:
         m = re.search(r"font-size:\s*([\d.]+)", style)
         size = float(m.group(1)) if m else 10.0
         x, y = float(_attr(attrs, "x") or 0), float(_attr(attrs, "y") or 0)
+        moved = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", _attr(attrs, "transform") or "")
+        if moved:                          # matplotlib places a title or a legend's text this way
+            x, y = x + float(moved.group(1)), y + float(moved.group(2))
         length = 0.6 * size * len(html.unescape(body))
         rotated = re.search(r"rotate\(-?90", attrs or "") is not None
         if rotated:                        # a y-axis label: tall, not wide
@@ -106,22 +109,25 @@ def _bands(panels: list, axis: int) -> list:
 
 
 def _cut(fig: Figure, lo: float, hi: float, axis: int) -> float:
-    """A line between ``lo`` and ``hi`` (a gap between panels) that crosses as little text as possible:
-    the middle of the widest stretch free of text."""
+    """Where to cut the gap between two bands of panels (``lo``: the first band's end, ``hi``: the
+    next one's start). The text in the gap is grouped into blocks (lines that touch: a
+    two-line title is one block); a block goes with the band it is nearer to (tick labels and an
+    axis label hang below their panel, a title sits on its own), and the cut falls between the
+    last block of the first band and the first of the next."""
     spans = sorted((t.y0, t.y1) if axis == 1 else (t.x0, t.x1) for t in fig.texts)
-    free, start = [], lo
+    blocks: list = []
     for a, b in spans:
-        if b <= start or a >= hi:
+        if b <= lo or a >= hi:
             continue
-        if a > start:
-            free.append((start, a))
-        start = max(start, b)
-    if start < hi:
-        free.append((start, hi))
-    if not free:
-        return (lo + hi) / 2
-    a, b = max(free, key=lambda f: f[1] - f[0])
-    return (a + b) / 2
+        if blocks and a <= blocks[-1][1] + 0.5:
+            blocks[-1] = (blocks[-1][0], max(blocks[-1][1], b))
+        else:
+            blocks.append((a, b))
+    upper = [blk for blk in blocks if blk[0] - lo <= hi - blk[1]]
+    lower = [blk for blk in blocks if blk not in upper]
+    top = max([lo] + [blk[1] for blk in upper])
+    bottom = min([hi] + [blk[0] for blk in lower])
+    return (top + bottom) / 2 if top <= bottom else (lo + hi) / 2
 
 
 def _crops(fig: Figure, axis: int, per: int) -> list:
@@ -181,6 +187,7 @@ def cropped(fig: Figure, crop: tuple) -> str:
     new = re.sub(r'\bviewBox="[^"]*"', f'viewBox="{x:.2f} {y:.2f} {w:.2f} {h:.2f}"', root)
     new = re.sub(r'\bwidth="[^"]*"', f'width="{w:.2f}pt"', new, count=1)
     new = re.sub(r'\bheight="[^"]*"', f'height="{h:.2f}pt"', new, count=1)
+    new = new.replace("<svg ", '<svg overflow="hidden" ', 1)      # nothing of the figure outside the crop
     return svg_data_uri(fig.svg.replace(root, new, 1))
 
 
