@@ -78,14 +78,14 @@ def _drawing(site, src):
 
 
 def test_a_figure_too_small_for_a_slide_is_split_between_its_panels_where_no_text_is():
-    """Six panels in three rows of two, 9-unit text: too small at 1280x720 whole, fine a row at a time."""
+    """Six panels in three rows of two, 7-unit text: too small at 1280x720 whole, fine a row at a time."""
     from vsockmodel.bookkit import slide_figures
 
     panels = "".join(f'<clipPath id="p{r}{c}"><rect x="{40 + 240 * c}" y="{30 + 200 * r}" width="190" height="160"/>'
                      f'</clipPath>' for r in range(3) for c in range(2))
-    labels = "".join(f'<text style="font-size: 9px; text-anchor: middle" x="{135 + 240 * c}" y="{205 + 200 * r}">'
+    labels = "".join(f'<text style="font-size: 7px; text-anchor: middle" x="{135 + 240 * c}" y="{205 + 200 * r}">'
                      f'payload</text>' for r in range(3) for c in range(2))
-    labels += "".join(f'<text style="font-size: 9px" transform="translate({60 + 240 * c} {222 + 200 * r})">a title</text>'
+    labels += "".join(f'<text style="font-size: 7px" transform="translate({60 + 240 * c} {222 + 200 * r})">a title</text>'
                       for r in range(2) for c in range(2))      # the next row's titles, placed as matplotlib does
     svg = f'<svg width="480pt" height="640pt" viewBox="0 0 480 640" xmlns="http://www.w3.org/2000/svg"><defs>{panels}</defs>{labels}</svg>'
     fig = slide_figures.parse(svg)
@@ -95,9 +95,9 @@ def test_a_figure_too_small_for_a_slide_is_split_between_its_panels_where_no_tex
     assert all(fig.text_px(slide_figures.FULL_BOX, c) >= 14 for c in crops)
     for r, ((_, y, _, h), (_, y2, _, _)) in enumerate(zip(crops, crops[1:])):
         assert y + h == pytest.approx(y2)
-        assert 205 + 200 * r + 0.3 * 9 < y2 < 222 + 200 * r - 9  # below a row's labels, above the next row's titles
+        assert 205 + 200 * r + 0.3 * 7 < y2 < 222 + 200 * r - 7  # below a row's labels, above the next row's titles
     assert 'viewBox="0.00 0.00 480.00' in __import__("urllib.parse").parse.unquote(slide_figures.cropped(fig, crops[0])).replace("'", '"')
-    small = slide_figures.parse(svg.replace("font-size: 9px", "font-size: 30px"))
+    small = slide_figures.parse(svg.replace("font-size: 7px", "font-size: 30px"))
     assert slide_figures.plan(small) == []                      # large enough where it is
 
 

@@ -24,7 +24,7 @@ from .style import svg_data_uri
 MIN_PX = 14.0
 #: The box a figure gets under a claim, and on a slide of its own (slide pixels; slides.css).
 CLAIM_BOX = (1216, 470)
-FULL_BOX = (1216, 580)
+FULL_BOX = (1216, 640)
 
 _ROOT = re.compile(r"<svg\b[^>]*>")
 _CLIP = re.compile(r'<clipPath id="[^"]*"><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"/>')
