@@ -10,10 +10,12 @@ and no request outside.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -27,13 +29,21 @@ READY_MS = 120_000
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
+def archive(tmp_path_factory):
+    """The bundle scripts/workshop-bundle makes (WORKSHOP_BUNDLE=ARCHIVE: one made already)."""
+    if os.environ.get("WORKSHOP_BUNDLE"):
+        return Path(os.environ["WORKSHOP_BUNDLE"])
     ensure_book_built()
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run([str(REPO / "scripts" / "workshop-bundle"), "--out", str(out)], cwd=REPO,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:]
-    [archive] = out.glob("vsock-workshop-*.tar.gz")
+    [made] = out.glob("vsock-workshop-*.tar.gz")
+    return made
+
+
+@pytest.fixture(scope="module")
+def bundle(archive, tmp_path_factory):
     assert archive.name == f"vsock-workshop-{__version__}.tar.gz"
     room = tmp_path_factory.mktemp("room")
     with tarfile.open(archive) as tar:
@@ -189,3 +199,24 @@ def test_a_bundle_needs_the_printed_edition_of_its_version(tmp_path):
     pdf.write_bytes(b"%PDF-1.4")
     with tarfile.open(make_bundle(site, tmp_path / "out", pdf)) as tar:
         assert f"vsock-workshop-{__version__}/{pdf.name}" in tar.getnames()
+
+
+@pytest.mark.browser
+def test_the_dry_run_opens_everything_an_agenda_uses_and_times_each_step(archive):
+    """scripts/workshop-dry-run on the bundle: the room page, every preset (each problem answered),
+    every deck and every agenda link load without an error, each step timed."""
+    proc = subprocess.run([str(REPO / "scripts" / "workshop-dry-run"), str(archive)], cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-4000:]
+    steps = re.findall(r"^  (ok  |FAIL) +([\d.]+) s  (.*)$", out, re.M)
+    names = [name for _, _, name in steps]
+    assert names[0] == "the room page and its lab check"
+    presets = json.loads(subprocess.run(["tar", "-xzOf", str(archive), f"vsock-workshop-{__version__}/room/room.json"],
+                                        capture_output=True, check=True).stdout)["presets"]
+    assert sum(n.startswith("preset ") for n in names) == len({(p["address"], p["problems"])
+                                                               for ps in presets.values() for p in ps})
+    assert sum(n.startswith("deck ") for n in names) == len(list((REPO / "chapters").glob("[0-9][0-9]-*.ipynb")))
+    assert any(n.startswith("link ") for n in names)
+    assert all(mark == "ok  " for mark, _, _ in steps)
+    assert re.search(r"^\d+ steps in \d+ s: all loaded without an error$", out, re.M)
