@@ -340,7 +340,8 @@ PRESETS = {"90 minutes": [
      "address": "/book/lab.html#variant=p1-p5&mode=sweep", "problems": False},
     {"n": 2, "minutes": "15–20", "block": "Chapter 1", "title": "ch. 1, packets per write",
      "address": "/book/lab.html#mode=problems&qchapter=1&qseed=3", "problems": True}],
-    "3 hours": []}
+    "3 hours": [{"n": 1, "minutes": "5–10", "block": "The question", "title": "sweep",
+                 "address": "/book/lab.html#mode=sweep", "problems": False}]}
 
 
 def test_the_room_page_gives_the_address_a_seed_and_each_preset_as_a_short_link_and_a_qr_code(site):
@@ -351,6 +352,7 @@ def test_the_room_page_gives_the_address_a_seed_and_each_preset_as_a_short_link_
         assert status == 200 and "192.0.2.7:8000/" in page
         assert re.search(r"vsock_seed=1;", h["set-cookie"])
         assert page.count('<svg role="img"') == 1 + len(PRESETS["90 minutes"])
+        assert '<a href="/room?agenda=180">3 hours</a>' in page and "/p/1?agenda" not in page
         assert "192.0.2.7:8000/p/1" in page and "192.0.2.7:8000/p/2" in page
         second = fetch(port, "/room", headers={"Host": "198.51.100.4:8000"})
         assert "198.51.100.4:8000/p/2" in second[2].decode()
@@ -360,6 +362,9 @@ def test_the_room_page_gives_the_address_a_seed_and_each_preset_as_a_short_link_
         status, h, _ = fetch(port, "/p/1", headers={"Cookie": "vsock_seed=17"})
         assert h["location"] == "/book/lab.html?preset=1#variant=p1-p5&mode=sweep"
         assert fetch(port, "/p/3")[0] == 404 and fetch(port, "/p/x")[0] == 404
+        other = fetch(port, "/room?agenda=180")[2].decode()           # the other agenda: its links say so
+        assert "/p/1?agenda=180" in other and '<a href="/room?agenda=90">90 minutes</a>' in other
+        assert fetch(port, "/p/1?agenda=180")[1]["location"] == "/book/lab.html?preset=1#mode=sweep"
         assert fetch(port, "/book/lab.html?preset=2")[0] == 200
 
 

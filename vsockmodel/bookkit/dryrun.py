@@ -40,6 +40,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 READY_MS = 180_000
+_BROWSER: list = []             # the dry run's one browser page, for _step
 
 
 @dataclass
@@ -91,8 +92,12 @@ class Browser:
         self.page = self.context.new_page()
         self.errors: list = []
         self.external: list = []
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        # A failed resource is reported by its response (with its address), not by the console's line.
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
+                     and not m.text.startswith("Failed to load resource") else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("response", lambda r: self.errors.append(f"HTTP {r.status} for {r.url}")
+                     if r.status >= 400 else None)
         self.context.route("**/*", self._route)
 
     def _route(self, route):
@@ -111,8 +116,22 @@ class Browser:
         return found
 
 
+def _wait(b: "Browser", condition: str, timeout_ms: int = READY_MS) -> None:
+    """Wait until ``condition`` (JavaScript) holds, or fail at once when the page reports an error."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not b.page.evaluate(f"() => !!({condition})"):
+        if b.errors:
+            raise RuntimeError(f"the page failed while waiting for {condition}: {b.errors[0]}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{condition} did not hold within {timeout_ms / 1000:.0f} s")
+        b.page.wait_for_timeout(250)
+
+
 def _step(name: str, steps: list, fn) -> Step:
     step = Step(name)
+    b = _BROWSER[0] if _BROWSER else None
+    if b is not None:
+        b.drain()                                  # what an earlier step left behind is that step's
     t0 = time.perf_counter()
     try:
         fn(step)
@@ -129,8 +148,7 @@ def _step(name: str, steps: list, fn) -> Step:
 def _room(b: Browser, step: Step) -> None:
     b.page.goto(b.base)
     b.page.get_by_role("button", name="Check the lab").click()
-    b.page.wait_for_function("['ok', 'failed'].includes(document.getElementById('room-lab-status').dataset.state)",
-                             timeout=READY_MS)
+    _wait(b, "['ok', 'failed'].includes(document.getElementById('room-lab-status').dataset.state)")
     status = b.page.locator("#room-lab-status")
     if status.get_attribute("data-state") != "ok":
         step.problems.append(status.inner_text())
@@ -141,18 +159,17 @@ def _preset(b: Browser, step: Step, n: int, agenda: str, preset: dict) -> None:
     from ..study import quiz
 
     b.page.goto(urljoin(b.base, f"p/{n}?agenda={agenda}"))
-    b.page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    _wait(b, "window.vsockLab && window.vsockLab.ready()")
     if preset["problems"]:
         state = dict(parse_qsl(urlsplit(b.page.url).fragment))
         expected = quiz.problem(state["qchapter"], state["qseed"])
-        b.page.wait_for_function("document.getElementById('vsock-lab').dataset.problem", timeout=READY_MS)
+        _wait(b, "document.getElementById('vsock-lab').dataset.problem")
         shown = json.loads(b.page.evaluate("document.getElementById('vsock-lab').dataset.problem"))
         if shown["question"] != expected.question:
             step.problems.append(f"the lab shows another problem than seed {state['qseed']}'s")
         b.page.locator("#lab-qanswer").fill(expected.answer_text)
         b.page.get_by_role("button", name="Check my answer").click()
-        b.page.wait_for_function("document.querySelector('.lab-change[role=status]').dataset.correct",
-                                 timeout=READY_MS)
+        _wait(b, "document.querySelector('.lab-change[role=status]').dataset.correct")
         verdict = b.page.evaluate("document.querySelector('.lab-change[role=status]').dataset.correct")
         if verdict != "true":
             step.problems.append(f"the model's answer {expected.answer_text} was not marked right")
@@ -161,17 +178,20 @@ def _preset(b: Browser, step: Step, n: int, agenda: str, preset: dict) -> None:
 
 def _deck(b: Browser, step: Step, href: str) -> None:
     b.page.goto(urljoin(b.base, href))
-    b.page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=60_000)
-    b.page.wait_for_function("[...document.images].every(i => i.complete)", timeout=60_000)
+    _wait(b, "window.Reveal && Reveal.isReady()", 60_000)
+    _wait(b, "[...document.images].every(i => i.complete)", 60_000)
     broken = b.page.evaluate("[...document.images].filter(i => !i.naturalWidth).map(i => i.src.slice(0, 80))")
     step.problems += [f"image does not load: {src}" for src in broken]
     step.problems += b.drain()
 
 
 def _link(b: Browser, step: Step, url: str) -> None:
+    same_page = b.page.url.split("#")[0] == url.split("#")[0]
     response = b.page.goto(url)
-    if response is None or response.status >= 400:
-        step.problems.append(f"HTTP {response.status if response else 'no response'}")
+    if response is None and not same_page:            # an anchor of the page open already has no response
+        step.problems.append("no response")
+    elif response is not None and response.status >= 400:
+        step.problems.append(f"HTTP {response.status}")
     frag = urlsplit(url).fragment
     if frag and not b.page.evaluate("(id) => !!document.getElementById(id)", frag):
         step.problems.append(f"no #{frag} on the page")
@@ -205,6 +225,7 @@ def dry_run(bundle: Path, agendas: Optional[list] = None) -> list:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             b = Browser(browser, base)
+            _BROWSER[:] = [b]
             print(f"Dry run of {bundle.name}, served at {base}", flush=True)
             _step("the room page and its lab check", steps, lambda s: _room(b, s))
             done = set()

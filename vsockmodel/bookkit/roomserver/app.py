@@ -40,6 +40,8 @@ from . import files, instructor, room
 from .tally import Tally, TallyError
 
 MAX_BODY = 4096                 # a tally post is a few hundred bytes
+#: The agendas by their length in minutes, as ?agenda= and --agenda name them.
+AGENDAS = {"90": "90 minutes", "180": "3 hours"}
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 _LOOPBACK = re.compile(r"^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$")
 
@@ -171,19 +173,22 @@ class RoomHandler(http.server.SimpleHTTPRequestHandler):
         new = secrets.token_urlsafe(12)
         return new, [f"vsock_attendee={new}; Path=/; Max-Age=86400; SameSite=Lax; HttpOnly"]
 
+    def _agenda(self, query: dict) -> str:
+        """The agenda a ?agenda=90 or 180 names, else the server's."""
+        asked = AGENDAS.get(query.get("agenda", [""])[0], "")
+        return asked if asked in self.room.presets else self.room.agenda
+
     def _room_page(self, query: dict):
-        agenda = query.get("agenda", [self.room.agenda])[0]
-        if agenda not in self.room.presets:
-            agenda = self.room.agenda
+        agenda = self._agenda(query)
         seed, cookies = self._seed_cookie()
         _, more = self._attendee_cookie()
-        page = room.render(self._base(), seed, agenda, self.room.presets[agenda], list(self.room.presets),
-                           self.room.wheels(), version=self.room.version)
+        page = room.render(self._base(), seed, agenda, self.room.presets[agenda],
+                           {k: a for k, a in AGENDAS.items() if a in self.room.presets},
+                           self.room.wheels(), version=self.room.version, default=self.room.agenda)
         self._html(page, cache="no-cache", extra={"Set-Cookie": cookies + more})
 
     def _preset(self, n: str, query: dict):
-        agenda = query.get("agenda", [self.room.agenda])[0]
-        presets = self.room.presets.get(agenda) or self.room.presets.get(self.room.agenda) or []
+        presets = self.room.presets.get(self._agenda(query), [])
         if not n.isdigit() or not 1 <= int(n) <= len(presets):
             self._not_found()
             return

@@ -11,10 +11,8 @@ import os
 import socket
 import sys
 
-from .app import Room, RoomServer, make_handler
+from .app import AGENDAS, Room, RoomServer, make_handler
 from .tally import Tally
-
-AGENDAS = {"90": "90 minutes", "180": "3 hours"}
 
 
 def room_addresses() -> list:

@@ -67,11 +67,14 @@ document.getElementById("room-lab-check").addEventListener("click", async () => 
   const frame = document.createElement("iframe");
   frame.className = "room-probe"; frame.title = "lab check"; frame.setAttribute("aria-hidden", "true");
   frame.src = "/book/lab.html";
+  let broken = null;               // the lab page's own error, if it has one: no point waiting then
+  frame.addEventListener("load", () => frame.contentWindow.addEventListener("error", (e) => { broken = e.message; }));
   document.body.append(frame);
   try {
     for (let i = 0; ; i++) {
       const lab = frame.contentWindow && frame.contentWindow.vsockLab;
       if (lab && lab.ready()) break;
+      if (broken) throw new Error("the lab page failed (" + broken + ")");
       if (i > 2400) throw new Error("the lab did not start within 4 minutes");
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -94,22 +97,26 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def render(base: str, seed: int, agenda: str, presets: list, agendas: list, wheels: list,
-           qr_svg: Callable[[str, str], Optional[str]] = qr.svg, version: str = "") -> str:
-    """The room page for the room's ``base`` address (``http://host:port``)."""
+def render(base: str, seed: int, agenda: str, presets: list, agendas: dict, wheels: list,
+           qr_svg: Callable[[str, str], Optional[str]] = qr.svg, version: str = "", default: str = "") -> str:
+    """The room page for the room's ``base`` address (``http://host:port``); ``agendas`` maps each
+    agenda's key (?agenda=90) to its name. The server's own agenda's short links are /p/N; the other's
+    carry ?agenda=KEY (``default``: the server's)."""
     room_qr = qr_svg(base + "/", "the room page") or ""
     items = []
+    key = next((k for k, a in agendas.items() if a == agenda), "")
+    other_agenda = f"?agenda={key}" if agenda != (default or agenda) else ""
     for p in presets:
-        short = f"{base}/p/{p['n']}"
+        short = f"{base}/p/{p['n']}{other_agenda}"
         code = qr_svg(short, f"preset {p['n']}: {p['title']}") or ""
         extra = ' data-problems=""' if p["problems"] else ""
         items.append(
             f'<li>{code.replace("room-qr", "room-qr room-qr-small", 1)}<div>'
             f'<div class="room-when">{_e(p["minutes"])} min · {_e(p["block"])}</div>'
-            f'<a class="room-short" href="/p/{p["n"]}"{extra}>'
+            f'<a class="room-short" href="/p/{p["n"]}{other_agenda}"{extra}>'
             f'{_e(short.split("://", 1)[-1])}</a>'
             f'<div>{_e(p["title"])}{" (your seed)" if p["problems"] else ""}</div></div></li>')
-    other = " · ".join(f'<a href="/room?agenda={_e(a)}">{_e(a)}</a>' for a in agendas if a != agenda)
+    other = " · ".join(f'<a href="/room?agenda={_e(key)}">{_e(a)}</a>' for key, a in agendas.items() if a != agenda)
     wheel_links = ", ".join(f'<a href="/local/{_e(w)}" download>{_e(w)}</a>' for w in wheels)
     install = (f"""<h2>The command line on your laptop (optional)</h2>
 <p>With Python 3.11 or newer and no network: download {wheel_links} into a folder
