@@ -34,7 +34,9 @@ a { color: var(--accent); }
 .room-presets li { border: 1px solid var(--line); border-radius: 8px; padding: 10px; display: flex; gap: 10px; }
 .room-presets .room-qr-small { width: 96px; flex: none; }
 .room-presets .room-when { color: var(--muted); font-size: .85em; }
-.room-presets .room-short { font-weight: 700; font-size: 1.1em; }
+.room-presets li > div { min-width: 0; }
+.room-presets .room-short { font-weight: 700; font-size: 1.1em; overflow-wrap: anywhere; }
+input { font: inherit; padding: .1em .3em; }
 .room-check button, .room-seed button { font: inherit; padding: .3em .8em; }
 #room-lab-status[data-state=ok] { color: #1b7f3b; } #room-lab-status[data-state=failed] { color: #c0392b; }
 @media (prefers-color-scheme: dark) { #room-lab-status[data-state=ok] { color: #6fd08c; }
