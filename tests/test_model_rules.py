@@ -15,6 +15,9 @@ from vsockmodel.sim.host import Vhost
 from vsockmodel.study import validate
 
 VARIANTS = list(vm.VARIANTS)
+# The same examples on every run, and no replay of past failures from a local
+# database: a run's outcome does not depend on the machine or on earlier runs.
+FIXED_EXAMPLES = dict(derandomize=True, database=None)
 
 configs = st.fixed_dictionaries({
     "variant": st.sampled_from(VARIANTS),
@@ -53,7 +56,7 @@ def _small(cfg):
     return dict(cfg, transfer=writes * p.payload)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], **FIXED_EXAMPLES)
 @given(configs)
 def test_every_byte_is_received_or_counted_as_dropped(cfg):
     cfg = _small(cfg)
@@ -90,7 +93,20 @@ def test_bytes_left_unread_by_a_reset_count_as_dropped():
     assert r.bytes_sent == r.bytes_received + r.bytes_dropped
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.xfail(strict=True, raises=vm.Deadlock, reason=(
+    "workqueue.WorkerThread.main() drops a queue request (work.later) stamped after the run's "
+    "last look at its queue but before the run's end: vhost_transport_do_send_pkt() finds the "
+    "closing OP_SHUTDOWN not yet due (queued at 366,654 ns, looked at 366,247), signals, ends "
+    "at 366,868, and the request is discarded as covered. In the kernel VHOST_WORK_QUEUED is "
+    "cleared before the work runs, so a request after the run started queues another run. "
+    "Here the OP_SHUTDOWN is never sent and the run deadlocks"))
+def test_a_send_pkt_work_request_during_its_run_is_not_lost():
+    r = vm.run(variant="pre-skb", payload=129, recv_size=64, buffer=600, rcvlowat=100, seed=46,
+               transfer=5160, deep_cstates=False)
+    assert r.bytes_received == 5160
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], **FIXED_EXAMPLES)
 @given(configs)
 def test_kernel_rules_hold(cfg):
     cfg = _small(cfg)
