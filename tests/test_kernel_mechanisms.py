@@ -282,11 +282,15 @@ def _spans(events: list, end: float) -> list[tuple[float, float]]:
     return out
 
 
-@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("baseline", 4096), ("p1-p5", 64),
-                                             ("p1-p5", 65536)])
-def test_the_two_kworkers_share_cpu1_and_never_run_at_once(monkeypatch, variant, payload):
+@pytest.mark.parametrize("variant,payload,seed", [
+    ("baseline", 64, 1), ("baseline", 4096, 1), ("p1-p5", 64, 1), ("p1-p5", 65536, 1),
+    pytest.param("p1-p5", 256, 2, marks=pytest.mark.xfail(strict=True, reason=(
+        "a kworker woken before its own clock goes on at once though schedule() had handed "
+        "CPU1 to the other kworker: see test_engine's "
+        "test_a_task_woken_before_its_own_clock_does_not_run_beside_the_task_it_handed_the_cpu")))])
+def test_the_two_kworkers_share_cpu1_and_never_run_at_once(monkeypatch, variant, payload, seed):
     events = _running_spans(monkeypatch)
-    r = vm.run(variant=variant, payload=payload)
+    r = vm.run(variant=variant, payload=payload, seed=seed)
     end = r.sim_time_us * 1000
     rx, tx = _spans(events["worker"], end), _spans(events["tx worker"], end)
     assert len(tx) > 10                                 # tx_work ran, many times
