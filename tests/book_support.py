@@ -36,9 +36,13 @@ _SOURCE_GLOBS = [
     "vsockmodel/**/*.py",
     "vsockmodel/**/data/*",
     "vsockmodel/lab/static/*",
+    "vsockmodel/bookkit/printed/*",
     "scripts/setup",
     "requirements.txt",
     "package-lock.json",
+    "pyproject.toml",
+    "CITATION.cff",
+    "NOTICE.md",
 ]
 
 

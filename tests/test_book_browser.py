@@ -737,3 +737,105 @@ def test_front_door_leads_to_the_first_page(site, browser):
         assert not rec.errors, rec.errors
     finally:
         rec.close()
+
+
+def test_a_table_a_little_too_wide_stays_a_table_on_a_laptop(site, browser):
+    """Chapter 2's step table: at 1280 px a table that fits its column (set
+    tighter), with no name split; cards only on a phone, where it cannot fit."""
+    found = {}
+    for layout in ("desktop", "phone"):
+        rec = PageRecorder(browser, site, layout)
+        try:
+            page = rec.open("chapters/02-per-packet-locking.html")
+            table = page.locator(".bd-article table", has_text="take the used buffer").first
+            page.wait_for_timeout(300)                 # book.js fits tables once laid out
+            found[layout] = table.evaluate("""t => ({classes: t.className,
+                fits: t.getBoundingClientRect().width <= t.parentNode.clientWidth + 1,
+                display: getComputedStyle(t).display})""")
+            if layout == "desktop":
+                assert page.evaluate(JS_SPLIT_NAMES) == []
+        finally:
+            rec.close()
+    assert "book-cards" not in found["desktop"]["classes"] and found["desktop"]["display"] == "table", found
+    assert found["desktop"]["fits"], found
+    assert "book-cards" in found["phone"]["classes"], found
+
+
+def test_an_explorer_opened_full_size_on_a_phone_brings_its_sliders(site, browser):
+    """At 390 px the full-size viewer shows the explorer's sliders; moving one
+    changes the big figure; closing puts the sliders back under the figure."""
+    rec = PageRecorder(browser, site, "phone")
+    try:
+        page = rec.open("chapters/03-batched-rx.html")
+        explorer = page.locator(EXPLORERS).first
+        explorer.scroll_into_view_if_needed()
+        box_id = explorer.get_attribute("id")
+        page.locator(f"#{box_id} ~ .book-zoom").first.click()
+        viewer = page.locator("dialog.book-viewer")
+        page.wait_for_function("document.querySelector('dialog.book-viewer').open")
+        sliders = viewer.locator(SLIDERS)
+        assert sliders.count() > 0 and sliders.first.is_visible(), "no sliders in the viewer"
+        big = viewer.locator(".book-viewer__body img")
+        before = big.get_attribute("src")
+        sliders.first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(50)
+        assert big.get_attribute("src") != before, "moving a slider in the viewer left the figure"
+        small = page.locator(f"#{box_id} img.vsock-explorer-figure")
+        assert big.get_attribute("src") == small.get_attribute("src")
+        assert big.get_attribute("alt") == small.get_attribute("alt")
+        viewer.locator(".book-viewer__close").click()
+        assert page.locator(f"#{box_id} .vsock-explorer__sliders {SLIDERS}").count() > 0, "sliders not returned"
+        assert viewer.locator(SLIDERS).count() == 0
+        assert not rec.errors, rec.errors
+    finally:
+        rec.close()
+
+
+def test_the_back_button_from_the_lab_keeps_the_explorers_positions(site, browser):
+    """Chapter 3, a slider moved, its lab link followed, then Back: the
+    explorer is where the reader left it, figure and all."""
+    rec = PageRecorder(browser, site, "desktop")
+    try:
+        page = rec.open("chapters/03-batched-rx.html")
+        explorer = page.locator(EXPLORERS).first
+        sliders = explorer.locator(SLIDERS)
+        for k in range(sliders.count()):
+            sliders.nth(k).focus()
+            page.keyboard.press("End")
+        chosen = [sliders.nth(k).input_value() for k in range(sliders.count())]
+        figure = explorer.locator("img.vsock-explorer-figure").get_attribute("src")
+        explorer.locator(".vsock-lab-link a").click()
+        page.wait_for_url("**/book/lab.html#*")
+        page.go_back(wait_until="load")
+        page.wait_for_function(f"() => document.querySelector('{EXPLORERS}').dataset.bookExplorer")
+        explorer = page.locator(EXPLORERS).first
+        sliders = explorer.locator(SLIDERS)
+        assert [sliders.nth(k).input_value() for k in range(sliders.count())] == chosen
+        assert explorer.locator("img.vsock-explorer-figure").get_attribute("src") == figure
+    finally:
+        rec.close()
+
+
+@pytest.mark.parametrize("old, new", [
+    ("chapters/05-measuring.html", "chapters/06-measuring.html"),
+    ("chapters/05-measuring.html#ch5-priors", "chapters/06-measuring.html#ch6-priors"),
+    ("chapters/05-measuring.html#the-report-card", "chapters/06-measuring.html#the-report-card"),
+    ("chapters/04-metadata-slots.html#deferred-notifications-patches-4-and-5",
+     "chapters/05-notification-deferral.html#deferred-notifications-patches-4-and-5"),
+    ("chapters/04-metadata-slots.html#ch4-ex-wake-ups", "chapters/05-notification-deferral.html#ch5-ex-wake-ups"),
+    ("chapters/04-metadata-slots.html#running-the-scenario", "chapters/04-metadata-slots.html#running-the-scenario"),
+])
+def test_old_addresses_land_where_their_content_went(site, browser, old, new):
+    rec = PageRecorder(browser, site, "desktop")
+    try:
+        page = rec.open(old)
+        page.wait_for_url("**/" + new.split("/")[-1].split("#")[0] + "*")
+        page.wait_for_load_state("load")
+        assert page.url == site + new, page.url
+        anchor = new.partition("#")[2]
+        if anchor:
+            assert page.locator(f"[id='{anchor}']").count() == 1, anchor
+        assert not rec.errors, rec.errors
+    finally:
+        rec.close()

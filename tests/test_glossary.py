@@ -1,4 +1,5 @@
-"""Every {term} role names a glossary entry, and every entry is used somewhere.
+"""Every {term} role (or a notebook's link to a term) names a glossary entry,
+and every entry is used somewhere.
 
 The glossary (book/glossary.md) is a Sphinx ``{glossary}`` block: each entry is
 one or more term lines (synonyms) followed by an indented definition. A role
@@ -53,14 +54,23 @@ def pages() -> dict[str, str]:
     return out
 
 
+#: A notebook's link to a term (vsockmodel/bookkit/notebook_links.py): [text](…/glossary.md#term-ID).
+_LINK = re.compile(r"\]\((?:[./]*)(?:book/)?glossary\.md#(term-[^)\s]+)\)")
+
+
 def references() -> dict[str, set[str]]:
-    """term (lower case) -> the pages whose roles name it."""
+    """term (lower case) -> the pages whose roles, or links to its entry, name it."""
+    from sphinx.util.nodes import _make_id
+
+    by_id = {_make_id(f"term-{t}"): t.lower() for e in entries() for t in e}
     refs: dict[str, set[str]] = {}
     for page, text in pages().items():
         for role in _ROLE.findall(text):
             m = re.match(r"(.*)<([^>]+)>\s*$", role, re.S)
             term = (m.group(2) if m else role).strip().lower()
             refs.setdefault(term, set()).add(page)
+        for term_id in _LINK.findall(text):
+            refs.setdefault(by_id.get(term_id, term_id), set()).add(page)
     return refs
 
 
@@ -78,3 +88,16 @@ def test_every_entry_is_linked_from_a_page():
     refs = references()
     unused = [e[0] for e in entries() if not any(t.lower() in refs for t in e)]
     assert not unused, f"glossary entries no page links to: {unused}"
+
+
+def test_the_glossary_says_how_the_intervals_were_computed_once_and_rightly():
+    """The cover letters do not say how their intervals were computed; the
+    book's own are Student's t intervals of paired log ratios. The entry says
+    both, and does not claim the postings' method."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    entry = text[text.index("\n95 % CI of a ratio\n"):]
+    entry = entry[:entry.index("\n\n", 1)]
+    flat = " ".join(entry.split())
+    assert "do not say how they computed them" in flat
+    assert "log ratios" in flat and "Student" in flat
+    assert "Computed on the log of the ratio" not in flat

@@ -215,8 +215,55 @@ def test_run_all_renders_the_prose_numbers():
         for number in expected:
             assert number in markdown, f"{number!r} is not in the rendered prose"
 
+        # The explorer's lab link: the served book's lab, in a new tab, with how to serve it.
+        links = page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea a')]
+            .filter(a => a.textContent.includes('Open these settings in the lab'))
+            .map(a => ({href: a.getAttribute('href'), target: a.getAttribute('target'),
+                        note: a.parentElement.textContent}))""")
+        assert links, "no explorer links to the lab"
+        for link in links:
+            assert link["href"].startswith("http://localhost:8000/book/lab.html#") and link["target"] == "_blank", link
+            assert "python3 -m http.server --directory _build/html 8000" in link["note"], link
+
         # A screenshot of a paragraph with computed numbers.
         page.locator(".jp-MarkdownCell", has_text="Per packet, the").first.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOT))
         page.context.close()
+        assert not external, f"requests outside the server: {external[:5]}"
+
+
+NOTEBOOKS = sorted(str(p.relative_to(REPO)) for p in
+                   [*REPO.glob("chapters/*.ipynb"), REPO / "book" / "intro.ipynb",
+                    REPO / "book" / "instructor" / "answer-keys.ipynb"])
+
+
+@pytest.mark.timeout(START_S + KERNEL_S + 60 * len(NOTEBOOKS))
+def test_links_between_pages_work_in_jupyterlab():
+    """Each notebook as JupyterLab renders it, without running it: no "Cross
+    reference target was not found" warning, no link that goes nowhere
+    (href="#"), and a link to another page names that page's file."""
+    with chromium() as browser, jupyterlab() as base:
+        page, external = _unrouted_page(browser, base)
+        messages: list[str] = []
+        page.on("console", lambda m: messages.append(m.text))
+        problems = []
+        for notebook in NOTEBOOKS:
+            messages.clear()
+            page.goto(base + "lab/tree/" + notebook)
+            cells = json.loads((REPO / notebook).read_text(encoding="utf-8"))["cells"]
+            markdown = sum(c["cell_type"] == "markdown" for c in cells)
+            page.wait_for_function(
+                f"() => document.querySelectorAll('.jp-MarkdownCell .myst').length >= {markdown}",
+                timeout=KERNEL_S * 1000)
+            page.wait_for_timeout(1500)              # cross-references resolve after the first draw
+            unresolved = [m for m in messages if "Cross reference target was not found" in m]
+            if unresolved:
+                problems.append(f"{notebook}: {len(unresolved)} unresolved, e.g. {unresolved[0][:120]}")
+            dead = page.evaluate("""() => [...document.querySelectorAll('.jp-MarkdownCell a')]
+                .filter(a => a.getAttribute('href') === '#' || a.getAttribute('href') === '')
+                .map(a => a.textContent.trim()).slice(0, 5)""")
+            if dead:
+                problems.append(f"{notebook}: links to nowhere: {dead}")
+        page.context.close()
+        assert not problems, "\n".join(problems)
         assert not external, f"requests outside the server: {external[:5]}"

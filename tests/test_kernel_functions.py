@@ -472,15 +472,18 @@ def test_rcvlowat_may_be_the_whole_buffer_and_no_more():
 
 
 def test_a_run_of_exactly_the_most_work_is_accepted():
-    # MAX_WORK bounds packets plus recv() calls: 399 writes of 1000 bytes read one
-    # byte at a time are 399 + 399,000; one write more is too much.
-    assert MAX_WORK == 400_000
-    p, _ = vm.make_params(payload=1000, recv_size=1, transfer=399_000)
-    assert p.work == 399_399 and p.min_recv_calls == 399_000
-    with pytest.raises(ValueError, match="transfer.*399000.*larger recv_size"):
-        vm.make_params(payload=1000, recv_size=1, transfer=400_000)
+    # MAX_WORK bounds a run's estimated work (vsockmodel.model.budget): 1000-byte
+    # writes read one byte at a time are about 10,024 work units each, most of
+    # them the 1000 recv() calls, so 997 of them fit and one more does not.
+    p, _ = vm.make_params(payload=1000, recv_size=1, transfer=1000)
+    writes = p.max_writes
+    assert writes == 997
+    assert p.work_per_write * writes <= MAX_WORK < p.work_per_write * (writes + 1)
+    assert vm.make_params(payload=1000, recv_size=1, transfer=1000 * writes)[0].work_units <= MAX_WORK
+    with pytest.raises(ValueError, match=f"transfer.*{1000 * writes}.*larger recv_size"):
+        vm.make_params(payload=1000, recv_size=1, transfer=1000 * (writes + 1))
     # without a transfer, the default one shrinks to fit
-    assert vm.make_params(payload=1000, recv_size=1)[0].work <= MAX_WORK
+    assert vm.make_params(payload=1000, recv_size=1)[0].work_units <= MAX_WORK
 
 
 def test_halt_poll_ns_bounds_and_the_switches_kinds():

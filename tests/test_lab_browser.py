@@ -491,6 +491,38 @@ def test_a_problem_is_the_clis_problem_and_checking_it_uses_the_models_answer(la
     assert "seed: -1 is out of range" in page.locator("#lab-qerror").text_content()
 
 
+def test_the_problems_tab_offers_every_chapter_with_problems(lab):
+    from vsockmodel.study import quiz
+
+    page, _ = lab
+    options = page.locator("#lab-qchapter option").evaluate_all("os => os.map(o => o.value)")
+    assert options == [str(c) for c in quiz.CHAPTERS]
+    page.locator(".lab-tab[data-mode=problems]").click()
+    page.locator("#lab-qchapter").select_option("5")
+    page.locator("#lab-qseed").fill("3")
+    page.get_by_role("button", name="Show the problem").click()
+    page.wait_for_function("document.querySelector('.lab-question').textContent.length > 0", timeout=120_000)
+    assert page.locator(".lab-question").text_content() == quiz.problem(5, 3).question
+
+
+def test_a_link_carries_the_number_of_pairs(browser, site):
+    """The chapters' explorers of AB/BA pairs link with #pairs=N: the compare
+    panel's "pairs (seeds)" starts there, and the address keeps it."""
+    page, watch = offline_page(browser, site)
+    page.goto(site + 'book/lab.html#mode=compare&pairs=8&a={"payload":65536}&b={"variant":"p1-p5","payload":65536}')
+    expect(page.locator("#lab-pairs")).to_have_value("8", timeout=30_000)
+    assert "pairs=8" in page.evaluate("location.hash")
+    page.locator("#lab-pairs").select_option("12")
+    page.wait_for_function("location.hash.includes('pairs=12')")
+    page.goto(site + "book/lab.html#mode=compare&pairs=32")
+    page.reload()
+    note = page.locator(".lab-link-note")
+    note.wait_for(state="visible")
+    assert "pairs=32: the lab runs 2 to 16 pairs" in note.text_content()
+    assert watch.errors == [] and watch.external == []
+    page.context.close()
+
+
 def test_the_lab_made_no_error_and_no_request_outside(lab):
     _, watch = lab
     assert watch.errors == []
@@ -531,7 +563,7 @@ def test_chapter_pages_do_not_load_the_runtime(browser, site, name):
 
 EXPLORER_PAGES = ["book/intro.html", "chapters/01-skbuff.html", "chapters/02-per-packet-locking.html",
                   "chapters/03-batched-rx.html", "chapters/04-metadata-slots.html",
-                  "chapters/05-measuring.html"]
+                  "chapters/05-notification-deferral.html", "chapters/06-measuring.html"]
 
 
 @pytest.mark.parametrize("name", EXPLORER_PAGES)

@@ -27,6 +27,9 @@ ALLOWED = {
 
 def _imports(path: Path, layer: str) -> set[str]:
     """The vsockmodel modules a file imports, as "layer" or "layer.module"."""
+    # The file's package under vsockmodel (bookkit/printed/x.py: bookkit.printed),
+    # from which its relative imports count their dots.
+    package = list(path.parent.relative_to(PACKAGE).parts) if path.is_relative_to(PACKAGE) else [layer]
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -35,7 +38,7 @@ def _imports(path: Path, layer: str) -> set[str]:
                     continue
                 parts = node.module.split(".")[1:]
             else:
-                base = [layer] if node.level == 1 else []
+                base = package[:len(package) - (node.level - 1)] if node.level - 1 <= len(package) else []
                 parts = base + (node.module.split(".") if node.module else [])
             names = [a.name for a in node.names]
             if not parts:                                   # from .. import x
@@ -62,6 +65,11 @@ def test_a_layer_imports_only_what_it_may(layer, path):
         if top in ("__init__", "__version__"):
             continue
         assert top in allowed or name in allowed, f"{path.relative_to(PACKAGE)} imports {name}"
+
+
+def test_the_checker_counts_the_dots_of_a_subpackage():
+    printed = PACKAGE / "bookkit" / "printed" / "edition.py"
+    assert {"__version__", "bookkit.citation", "bookkit.printed"} <= _imports(printed, "bookkit")
 
 
 def test_the_checker_sees_a_forbidden_import(tmp_path):

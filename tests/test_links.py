@@ -6,6 +6,7 @@ Parsed with html.parser; nothing is fetched.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -117,3 +118,87 @@ def test_notebook_downloads_exist(html_root):
         source = Path(page).with_suffix(".ipynb")
         if (html_root.parent.parent / source).exists():
             assert (html_root / "_sources" / source).is_file(), f"_sources/{source} missing"
+
+
+# ---- what a reader of the built pages is told -----------------------------------------------
+
+class _Images(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.alts: list[tuple[str, str]] = []      # (src, alt)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            attrs = dict(attrs)
+            self.alts.append(((attrs.get("src") or "")[:60], attrs.get("alt") or ""))
+
+
+_PATHLIKE = re.compile(r"(_images/|\.(svg|png|jpe?g|gif|webp)$|^\.\./|^[\w./-]+\.\w{2,4}$)", re.I)
+
+
+def test_no_image_alt_text_is_a_file_name(html_root):
+    """An image's alt text describes it; a bare file name (what Sphinx writes
+    for an output with no description) says nothing."""
+    bad = []
+    for page_path in _html_files(html_root):
+        parser = _Images()
+        parser.feed(page_path.read_text(encoding="utf-8"))
+        for src, alt in parser.alts:
+            if not alt.strip() or _PATHLIKE.search(alt.strip()):
+                bad.append(f"{page_path.relative_to(html_root)}: <img src={src!r}> alt={alt[:60]!r}")
+    assert not bad, "images whose alt text is empty or a file name:\n  " + "\n  ".join(bad)
+
+
+def test_old_addresses_are_pages_that_lead_on(html_root):
+    """chapters/05-measuring.html was the measuring chapter: a whole page that
+    sends the reader to chapter 6 (a refresh and a link, for no scripts), and
+    chapter 4's moved sections are followed to chapter 5."""
+    stub = (html_root / "chapters" / "05-measuring.html").read_text(encoding="utf-8")
+    assert stub.startswith("<!DOCTYPE html>") and '<meta http-equiv="Refresh" content="0; url=06-measuring.html">' in stub
+    assert '<a href="06-measuring.html">How the numbers were measured</a>' in stub
+    assert '"ch5-priors": "ch6-priors"' in stub
+    ch4 = (html_root / "chapters" / "04-metadata-slots.html").read_text(encoding="utf-8")
+    assert '"deferred-notifications-patches-4-and-5": "05-notification-deferral.html#deferred-notifications-patches-4-and-5"' in ch4
+    assert "05-notification-deferral.html" not in (html_root / "chapters" / "03-batched-rx.html").read_text(
+        encoding="utf-8").split("<body")[0], "only the page that lost sections carries the script"
+
+
+def _text(html_root: Path, page: str) -> str:
+    """A built page's words: no scripts, styles or tags, spaces collapsed."""
+    import html as _html
+
+    text = (html_root / page).read_text(encoding="utf-8")
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", text, flags=re.S)
+    return " ".join(_html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+def test_the_introduction_gives_both_test_beds_at_64_kib(html_root):
+    """v1 measured no gain at 64 KiB, v2 a large one: the introduction says both."""
+    from vsockmodel.study import measurements
+
+    text = _text(html_root, "book/intro.html")
+    v1 = measurements.change("v1_all_fixed64k")[65536]
+    v2, v2_p13 = measurements.change("v2_all_fixed64k")[65536], measurements.change("v2_p1p3_fixed64k")[65536]
+    for number in (f"{v1[0]:+.1f} %", f"{v2[0]:+.1f} %", f"[{v2[1]:+.1f}, {v2[2]:+.1f}]", f"{v2_p13[0]:+.1f} %"):
+        assert number in text, number
+    # "gone at 64 KiB" is true of the first test bed only, and says so where it is said.
+    for m in re.finditer("gone at 64 KiB", text):
+        assert "first test bed" in text[max(0, m.start() - 80):m.start()], text[m.start() - 80:m.end()]
+
+
+def test_the_pairs_explorer_takes_its_pairs_to_the_lab(html_root):
+    """Chapter 6's AB/BA explorer: each figure's lab link carries its number of
+    pairs (the lab's "pairs (seeds)"), and its note does not say the lab lacks it."""
+    import json as _json
+    from urllib.parse import parse_qs
+
+    page = (html_root / "chapters" / "06-measuring.html").read_text(encoding="utf-8")
+    grids = [_json.loads(g.replace("<\\/", "</")) for g in
+             re.findall(r'<script type="application/json" class="vsock-explorer-grid">(.*?)</script>', page, re.S)]
+    grid = next(g for g in grids if [c["name"] for c in g["controls"]] == ["pairs", "noise"])
+    pairs, noise = (c["options"] for c in grid["controls"])
+    for i, figure in enumerate(grid["figures"]):
+        settings = parse_qs(urlsplit(figure["lab"]).fragment)
+        assert settings["pairs"] == [pairs[i // len(noise)]] and settings["mode"] == ["compare"], figure["lab"]
+    assert "no AB/BA pairs" not in page and "(it has no host noise setting)" in page

@@ -98,8 +98,8 @@ def test_pre_skb_has_no_metadata_budget():
     ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
     ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4096]"),
     # work that would take minutes: refused up front, naming what to change
-    ({"recv_size": 1, "payload": "1M"}, "recv_size", "recv_size >= 3"),
-    ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 20]"),
+    ({"recv_size": 1, "payload": "1M"}, "recv_size", "recv_size >= 2"),
+    ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 24]"),
 ])
 def test_bad_input_is_one_clear_error(kwargs, name, hint):
     with pytest.raises(ValueError) as exc:
@@ -123,11 +123,11 @@ def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
     with pytest.raises(ValueError) as exc:
         vm.make_params(variant="pre-skb", payload=12288, transfer=4096000000)
     top = int(str(exc.value).split("allowed [1, ")[1].split("]")[0])
-    assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].work <= MAX_WORK
+    assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].work_units <= MAX_WORK
     with pytest.raises(ValueError, match="transfer"):
         vm.make_params(variant="pre-skb", payload=12288, transfer=top + 1)
     # The largest payload runs with its default transfer.
-    assert vm.make_params(payload="64M")[0].work <= MAX_WORK
+    assert vm.make_params(payload="64M")[0].work_units <= MAX_WORK
 
 
 def test_starvation_bad_input_is_one_clear_error():
@@ -356,7 +356,7 @@ def _work_fix(msg: str):
     """(parameter, quoted limit, step beyond it) of a work-bound error, or None."""
     if msg.startswith("recv_size:") and ">=" in msg:
         return "recv_size", int(msg.split("recv_size >= ")[1].split(" ")[0]), -1
-    if msg.startswith(("transfer:", "requests:")) and "packets plus recv() calls" in msg:
+    if msg.startswith(("transfer:", "requests:")) and "work units" in msg:
         return msg.split(":")[0], int(msg.split("allowed [")[1].split("]")[0].split(", ")[1]), +1
     return None
 

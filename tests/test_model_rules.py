@@ -325,7 +325,7 @@ def test_patch_5_calls_sk_data_ready_once_per_batch_that_queued_data():
 def test_sk_write_space_wakes_the_reader_before_sk_data_ready_can(variant):
     # sock_def_write_space wakes the reader asleep on sk_sleep: per packet (before
     # the enqueue) and, with patch 4, at batch end before release_sock, so
-    # patch 5's deferred sk_data_ready finds nobody asleep (chapters 2 and 4).
+    # patch 5's deferred sk_data_ready finds nobody asleep (chapters 2 and 5).
     r = vm.run(variant=variant, payload=64, trace=True)
     via = {(actor, info.get("via")) for _, actor, event, info in r.trace
            if event == "wake_reader" and info.get("via") != "release_sock"}   # not the lock's waiters

@@ -24,7 +24,9 @@ MAX_CHAPTER_WORDS = 3500
 MAX_PARAGRAPH_WORDS = 120
 MAX_SOLUTION_WORDS = 150
 
-_TOKEN = re.compile(r"\{[a-z:-]+\}`[^`]*`|`[^`]*`|\[[^\]]*\]\([^)]*\)|<[^>]+>|\S+")
+# A role, a code span or a link is one word, with the punctuation around it.
+_TOKEN = re.compile(r"[(\"'“]*(?:\{[a-z:-]+\}`[^`]*`|`[^`]*`|\[(?:\\.|[^\]\\])*\]\([^)]*\))[)\"'”.,;:]*"
+                    r"|<[^>]+>|\S+")
 
 
 def words(text: str) -> int:
@@ -90,7 +92,8 @@ def solutions(path: Path = ANSWER_KEYS) -> list[str]:
     out = []
     for md in markdown_cells(path):
         for m in re.finditer(r"^#### Exercise [^\n]*\n(.*?)(?=^#{1,4} |\Z)", md, re.M | re.S):
-            out.append(re.sub(r"^The exercise: \{ref\}`[^`]*`\.\n", "", m.group(1).strip("\n") + "\n"))
+            out.append(re.sub(r"^The exercise: (\{ref\}`[^`]*`|\[[^\]]*\]\([^)]*\))\.\n", "",
+                              m.group(1).strip("\n") + "\n"))
     return out
 
 
@@ -115,5 +118,7 @@ def test_no_solution_is_over_its_budget():
 
 def test_the_counter_counts_roles_code_and_links_as_one_word():
     assert words("The {term}`RX worker` takes `lock_sock()` [here](x.md) now.") == 6
+    assert words(r"See [\[v2 series\]](../book/references.md#v2-series), patch 5.") == 4
+    assert words(r"(see ({ref}`[v2 series] <v2-series>`), and ([\[v1 cover\]](x.md#v1-cover)).") == 4
     md = "# Title\n\nOne two three.\n\n| a | b |\n\n- item one\n\n```python\ncode here\n```\n"
     assert [k for k, _ in blocks(md)] == ["heading", "para", "table", "list", "fence", "fence"]

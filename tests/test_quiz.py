@@ -51,6 +51,9 @@ def _recompute(p: quiz.Problem) -> float:
         return vm.compare(a, s.pop("variant"), replications=n, seed=p.seed, **s).change_pct
     r = vm.run(**s)
     return {"cycles per byte": r.rx_cycles_per_byte,
+            "collapses in a stream": 1000 * r.counters["collapses"] / r.packets,
+            "the reader's futile wake-ups": 1000 * r.futile_wakeups_by_task.get("reader", 0) / r.packets,
+            "packets per interrupt": r.packets / r.counters["irqs"],
             "recv() calls per write": r.recv_per_write, "recv() calls at large writes": r.recv_per_write,
             "futile wake-ups": 1000 * r.futile_wakeups / r.packets if r.packets else 0,
             "the worker's lock wait": 100 * r.worker_time()["lock_wait"],
@@ -82,7 +85,7 @@ def test_a_right_answer_is_right_and_a_wrong_one_wrong(chapter):
 
 
 @pytest.mark.parametrize("chapter,seed,start", [
-    (0, 1, "chapter: 0 has no problems"), (6, 1, "chapter: 6 has no problems"),
+    (0, 1, "chapter: 0 has no problems"), (7, 1, "chapter: 7 has no problems; allowed 1 to 6"),
     ("x", 1, "chapter: expected an integer"), (1, -1, "seed: -1 is out of range"),
     (1, 2**31, "seed: 2147483648 is out of range"), (1, "1.5", "seed: expected an integer"),
 ])
@@ -95,7 +98,7 @@ def test_bad_chapters_and_seeds_are_one_clear_error(chapter, seed, start):
 
 
 def test_the_command_line_and_the_lab_give_the_same_problem_and_answer(capsys):
-    for chapter, seed in ((1, 3), (3, 4), (4, 1), (5, 2)):
+    for chapter, seed in ((1, 3), (3, 4), (4, 1), (5, 2), (5, 3), (6, 2)):
         p = quiz.problem(chapter, seed)
         assert cli.main(["quiz", "--chapter", str(chapter), "--seed", str(seed), "-c"]) == 0
         out = capsys.readouterr().out
@@ -111,3 +114,11 @@ def test_the_key_lists_a_room_of_seeds(capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("seed")]
     assert len(lines) == 30
     assert cli.main(["quiz", "--chapter", "4", "--key", "1-30", "--seed", "2"]) == 2
+
+
+def test_chapter_5_asks_about_notifications_and_chapter_6_about_measuring():
+    kinds = {c: {quiz.problem(c, s).kind for s in range(3)} for c in (4, 5, 6)}
+    assert kinds[4] == {"metadata slots", "which run resets", "collapses in a stream"}
+    assert kinds[5] == {"the reader's futile wake-ups", "packets per interrupt", "patches 4 and 5"}
+    assert kinds[6] == {"round-trip time", "throughput", "recv() calls at large writes"}
+    assert all(quiz.problem(c, s).chapter == c for c in (4, 5, 6) for s in range(3))

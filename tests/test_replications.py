@@ -100,7 +100,8 @@ def nothing_runs(monkeypatch):
     (lambda: rep.replicate(2, jobs=-1), "jobs"),
     (lambda: rep.replicate(2, jobs="x"), "jobs"),
     (lambda: rep.compare({1: 2}, "p1-p5"), "a"),
-    (lambda: rep.compare(workload="pingpong", requests=100000, payload=64), "replications"),
+    (lambda: rep.compare(workload="pingpong", requests=60000, payload=64), "replications"),
+    (lambda: rep.compare(workload="pingpong", requests=100000, payload=64), "requests"),
     (lambda: rep.compare("baseline", "p9"), "variant"),
     (lambda: rep.compare("baseline", 3), "b"),
     (lambda: rep.compare("baseline", "p1-p5", metric="rtt_us"), "metric"),
@@ -112,24 +113,33 @@ def test_bad_input_is_one_clear_error(nothing_runs, call, name):
     assert str(exc.value).startswith(f"{name}:")
 
 
-def test_the_largest_number_of_replications_is_allowed_at_the_defaults():
-    # --help and the errors say 2 to 64: 64 pairs of default runs must fit.
-    for workload in ("stream", "pingpong"):
-        kw = {"workload": workload}
+def test_the_work_bound_not_the_count_limits_replications_of_default_runs():
+    # 2 to 64 seeds, as long as the runs together stay within MAX_WORK (about
+    # 10 s): 64 pairs of default runs would take about 24 s, so the error says
+    # how many fit, and that many are accepted.
+    kw = {}
+    with pytest.raises(ValueError, match=r"^replications: 128 runs .*replications <= (\d+) here") as exc:
         rep.check_replications(rep.MAX_REPLICATIONS, kw, kw)
+    most = int(str(exc.value).split("replications <= ")[1].split(" ")[0])
+    assert 16 <= most < 64                        # the lab's 16 pairs fit
+    assert len(rep.check_replications(most, kw, kw)[0][1]) == most
     with pytest.raises(ValueError, match=r"replications <= \d+ here"):
-        rep.check_replications(8, {"transfer": "400M"}, {"transfer": "400M"})
+        rep.check_replications(8, {"transfer": "100M"}, {"transfer": "100M"})
+    # short ping-pongs: 64 pairs fit
+    rep.check_replications(rep.MAX_REPLICATIONS, {"workload": "pingpong"}, {"workload": "pingpong"})
 
 
 def test_a_comparison_counts_the_work_of_each_side_once():
-    # 64 pairs: 64 x (8,250 + 12,000) = 1,296,000 > 1,200,000; 59 pairs fit.
+    # Side A is a default run (187,072 work units), side B reads 4 KiB at a
+    # time (224,572): 24 pairs are 9,871,536 units, 25 would be over MAX_WORK.
     a, b = {}, {"recv_size": "4K"}
-    with pytest.raises(ValueError, match=r"replications <= 59 here"):
-        rep.check_replications(64, a, b)
-    assert len(rep.check_replications(59, a, b)) == 2
-    # ping-pong calls are bounded by their work too, not only by their round trips
-    big = {"workload": "pingpong", "payload": "1M", "requests": 1315}
-    with pytest.raises(ValueError, match="packets plus recv"):
+    assert [vm.make_params(**side)[0].work_units for side in (a, b)] == [187_072, 224_572]
+    with pytest.raises(ValueError, match=r"replications <= 24 here"):
+        rep.check_replications(25, a, b)
+    assert len(rep.check_replications(24, a, b)) == 2
+    # ping-pong calls are bounded by their work too
+    big = {"workload": "pingpong", "payload": "1M", "requests": 1000}
+    with pytest.raises(ValueError, match="work units"):
         rep.check_replications(64, big, big)
 
 
@@ -207,7 +217,7 @@ def test_cli_bad_input_exits_2_with_one_line(args):
 
 
 def test_the_noise_the_book_describes():
-    # book/how-to-use.md and chapter 5: most settings vary by about 1 % from seed
+    # book/how-to-use.md and chapter 6: most settings vary by about 1 % from seed
     # to seed, the patched kernel at 4 KiB by clearly more.
     def rel_sd(**kw):
         e = rep.replicate(8, **kw).estimate("throughput_gbps")

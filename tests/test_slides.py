@@ -24,7 +24,7 @@ from vsockmodel.bookkit import slides
 from vsockmodel.model.schema import BY_NAME
 
 CHAPTERS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]-*.ipynb"))
-LAB_KEYS = set(BY_NAME) | {"mode", "qchapter", "qseed", "a", "b", "matched"}   # lab.js readHash()
+LAB_KEYS = set(BY_NAME) | {"mode", "qchapter", "qseed", "a", "b", "matched", "pairs"}   # lab.js readHash()
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,13 @@ def test_lab_links_in_a_deck_carry_the_models_parameters(site, chapter):
         assert (site / "slides" / parts.path).resolve() == (site / "book" / "lab.html").resolve()
         keys = {k for k, _ in parse_qsl(parts.fragment)}
         assert keys <= LAB_KEYS, keys - LAB_KEYS
+
+
+def test_the_slides_folder_holds_the_chapters_decks_and_nothing_else(site):
+    """A chapter's old address (a page that leads on) gets no deck, and the
+    deck of a chapter that moved does not stay behind."""
+    assert sorted(p.name for p in (site / "slides").glob("*.html")) == sorted(
+        [f"{c}.html" for c in CHAPTERS] + ["index.html"])
 
 
 def test_the_index_lists_every_deck(site):

@@ -233,6 +233,18 @@ def test_static_form_sliders_are_named_range_inputs_hidden_until_the_script_runs
     assert re.search(r'id="([^"]+)"', other).group(1) != inputs[0][0].removesuffix("-payload")
 
 
+def test_static_form_says_on_paper_what_the_sliders_vary_and_what_is_printed():
+    html_ = make(initial={"payload": 4096}).static_html
+    m = re.search(r'<p class="vsock-explorer-print" hidden>(.*?)</p>', html_)
+    assert m, "no print-only caption"
+    assert m.group(1) == ("Interactive online: its sliders vary payload (64 B to 4 KiB) and socket buffer "
+                          "(16 KiB to 64 KiB). <span class=\"vsock-explorer-print__setting\">"
+                          "Printed at payload 4 KiB, socket buffer 16 KiB.</span>")
+    one = explorer(lambda fig, payload: label(fig.subplots(), x="time (s)", y="size (bytes)"),
+                   {"payload": [64]}, alt="at {payload}").static_html
+    assert "its sliders vary payload (64)." in one
+
+
 def test_static_form_keeps_its_script_element_whole():
     def draw(fig, payload):
         ax = fig.subplots()
@@ -391,10 +403,17 @@ def test_an_explorer_links_each_figure_to_the_lab_with_its_settings():
 
     ex = explorer(draw, {"payload": [64, 4096], "buffer": [65536]}, alt="payload {payload}",
                   formats={"payload": fmt_size, "buffer": fmt_size}, lab={"variant": "p1-p5"}).build()
+    # The book's page: the lab is a page beside the chapter.
+    static = ex.static_html
+    href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', static).group(1).replace("&amp;", "&")
+    assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["64"], "buffer": ["65536"]}
+    assert "to vary them freely</p>" in static          # the lab has every slider's setting
+    # Jupyter (the widget view): the served book's lab, in a new tab, and how to serve it.
     html_ = ex.leaf(payload=4096).value
-    href = _re.search(r'href="\.\./book/lab\.html#([^"]+)"', html_).group(1).replace("&amp;", "&")
-    assert parse_qs(href) == {"variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
-    assert "to vary them freely</p>" in html_           # the lab has every slider's setting
+    link = _re.search(r'<a href="http://localhost:8000/book/lab\.html#([^"]+)" target="_blank" rel="noopener">', html_)
+    assert link and parse_qs(link.group(1).replace("&amp;", "&")) == {
+        "variant": ["p1-p5"], "payload": ["4096"], "buffer": ["65536"]}
+    assert "<code>python3 -m http.server --directory _build/html 8000</code>" in html_
     plain = explorer(draw, {"payload": [64], "buffer": [65536]}, alt="p").build()
     assert "lab.html" not in plain.leaf().value
 
@@ -407,5 +426,49 @@ def test_lab_link_names_the_sliders_the_lab_has_no_setting_for():
 
     ex = explorer(draw, {"payload": [64], "wake": [200], "noise": [2]}, alt="p",
                   labels={"wake": "reader wake-up", "noise": "host noise"}, lab={"variant": "p1-p3"})
-    assert "(it has no reader wake-up or host noise setting)</p>" in ex.build().leaf().value
+    assert "(it has no reader wake-up or host noise setting). The lab runs" in ex.build().leaf().value
     assert "(it has no reader wake-up or host noise setting)</p>" in ex.static_html
+
+
+def test_alt_may_be_a_function_of_the_sliders_values():
+    # So that an explorer's alt text can give each figure's own numbers.
+    seen = []
+
+    def alt(payload, buffer):
+        seen.append((payload, buffer))
+        return f"{payload + buffer} bytes in all"
+
+    ex = explorer(
+        lambda fig, payload, buffer: label(fig.subplots(), x="time (s)", y="size (bytes)"),
+        {"payload": PAYLOADS, "buffer": BUFFERS}, alt=alt, figsize=(3.2, 2.0)).build()
+    assert IMG_RE.search(ex.leaf(payload=4096, buffer=65536).value).group(1) == "69632 bytes in all"
+    assert sorted(set(seen)) == sorted((p, b) for p in PAYLOADS for b in BUFFERS)
+    with pytest.raises(ValueError, match="alt function gave no text"):
+        explorer(lambda fig, payload: None, {"payload": [1]}, alt=lambda payload: " ").build()
+
+
+def test_show_with_alt_puts_an_img_with_that_text_first():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+
+    def figure():
+        fig = matplotlib.figure.Figure(figsize=(3, 2))
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, 1])
+        label(ax, x="time (s)", y="size (bytes)")
+        return fig
+
+    with capture_output() as out:
+        style.show(figure(), alt="A line from 0 to 1 byte over 1\n second")
+    data = out.outputs[0].data
+    img = re.fullmatch(r'<img class="book-figure" alt="([^"]+)" width="(\d+)" height="(\d+)" '
+                       r'style="max-width:100%;height:auto" src="data:image/svg\+xml,([^"]+)">', data["text/html"])
+    assert img and img.group(1) == "A line from 0 to 1 byte over 1 second"
+    assert svg_of(img.group(4)) and data["image/svg+xml"].startswith("<svg")
+    with capture_output() as out:
+        style.show(figure())                  # the cell's metadata gives the alt text
+    assert "text/html" not in out.outputs[0].data
+    with pytest.raises(ValueError, match="^alt: "):
+        style.show(figure(), alt="  ")

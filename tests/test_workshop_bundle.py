@@ -19,6 +19,7 @@ import pytest
 
 from book_support import REPO, ensure_book_built
 from browser_support import chromium, offline_page
+from vsockmodel import __version__
 from vsockmodel.study import quiz
 
 READY_MS = 120_000
@@ -32,6 +33,7 @@ def bundle(tmp_path_factory):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:]
     [archive] = out.glob("vsock-workshop-*.tar.gz")
+    assert archive.name == f"vsock-workshop-{__version__}.tar.gz"
     room = tmp_path_factory.mktemp("room")
     with tarfile.open(archive) as tar:
         tar.extractall(room, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
@@ -40,12 +42,15 @@ def bundle(tmp_path_factory):
 
 
 def test_the_bundle_holds_the_book_its_server_and_a_readme(bundle):
-    for path in ("README.md", "serve.py", "site/index.html", "site/book/lab.html", "site/slides/index.html",
+    assert bundle.name == f"vsock-workshop-{__version__}"
+    for path in ("README.md", "serve.py", f"vsock-rx-book-{__version__}.pdf", "site/index.html", "site/book/lab.html", "site/slides/index.html",
                  "site/book/instructor/index.html", "site/book/instructor/agendas.html"):
         assert (bundle / path).is_file(), path
     assert not (bundle / "local").exists()            # the wheelhouse only on request
     readme = (bundle / "README.md").read_text(encoding="utf-8")
     assert "python3 serve.py" in readme and "/book/lab.html" in readme
+    assert f"vsock-rx-book-{__version__}.pdf" in readme
+    assert (bundle / f"vsock-rx-book-{__version__}.pdf").read_bytes().startswith(b"%PDF-")
     assert not re.search(r"/work/|/root/|/home/", readme), "a path from the building machine"
     assert len(list((bundle / "site/_static/lab/wheels").iterdir())) == 1   # no stale wheels
 
@@ -94,3 +99,22 @@ def test_served_from_the_bundle_the_lab_slides_and_agenda_work_offline(served):
         assert page.get_by_role("heading", name=re.compile("3-hour")).count() == 1
         assert watch.errors == [] and watch.external == [], (watch.errors, watch.external)
         page.context.close()
+
+
+def test_a_bundle_needs_the_printed_edition_of_its_version(tmp_path):
+    from vsockmodel.bookkit.bundle import make_bundle
+
+    site = tmp_path / "html"
+    for page in ("index.html", "book/lab.html", "slides/index.html"):
+        (site / page).parent.mkdir(parents=True, exist_ok=True)
+        (site / page).write_text("<!DOCTYPE html>")
+    with pytest.raises(SystemExit, match="no printed edition"):
+        make_bundle(site, tmp_path / "out", tmp_path / f"vsock-rx-book-{__version__}.pdf")
+    old = tmp_path / "vsock-rx-book-0.0.1.pdf"
+    old.write_bytes(b"%PDF-1.4")
+    with pytest.raises(SystemExit, match="not the printed edition of version"):
+        make_bundle(site, tmp_path / "out", old)
+    pdf = tmp_path / f"vsock-rx-book-{__version__}.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    with tarfile.open(make_bundle(site, tmp_path / "out", pdf)) as tar:
+        assert f"vsock-workshop-{__version__}/{pdf.name}" in tar.getnames()

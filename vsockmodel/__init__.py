@@ -12,7 +12,9 @@ Layers, each importing only those above it:
   points): the book's tools, which nothing above imports.
 """
 
-__version__ = "0.2.0"
+from ._version import read_version
+
+__version__ = read_version()
 
 from .model.costs import Costs, default_costs
 from .model.params import Params, make_params, parse_size

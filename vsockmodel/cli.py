@@ -12,11 +12,17 @@ import json
 import os
 import sys
 
+from . import __version__
 from .model import kernel
 from .model.params import make_params
 from .model.schema import BY_NAME, NAMES, PARAMETERS
-from .model.units import fmt_size, parse_int
+from .model.units import fmt_size
 from .model.variants import VARIANTS
+
+
+# Exit statuses: 0 done; 1 a run stopped by its bounds; 2 bad input (one line on
+# stderr, nothing run); 3 quiz --answer judged wrong; 130 interrupted.
+WRONG_ANSWER = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -169,10 +175,10 @@ def _fmt(metric: str, x: float) -> str:
 
 def _run_replicated(a, p) -> int:
     """``run --replications N``: the mean of each metric over N seeds, with its 95 % interval."""
-    from .study.replications import check_jobs, check_replications, cpu_jobs, replicate
+    from .study.replications import check_jobs, check_replications, replicate, worker_count
 
     kwargs = _model_kwargs(a)
-    check_jobs(a.jobs)
+    jobs = check_jobs(a.jobs)
     [(_, configs)] = check_replications(a.replications, kwargs)     # before printing anything
     replications = len(configs)
     if a.quiz and not a.compute:
@@ -182,7 +188,7 @@ def _run_replicated(a, p) -> int:
               f"\n\nQuestions: how much does the {what} vary from seed to seed?"
               "\nHow wide is the 95 % interval of its mean? Run again with -c to see.")
         return 0
-    reps = replicate(replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    reps = replicate(replications, jobs=worker_count(jobs, replications), **kwargs)
     if a.json:
         print(json.dumps(reps.to_dict(), indent=2, sort_keys=True))
         return 0
@@ -259,27 +265,28 @@ def _echo_compare_args(side_a: dict, side_b: dict, kwargs: dict, replications: i
 
 def cmd_compare(a) -> int:
     """Two settings with the same seeds: the paired change and its interval."""
-    from .study.replications import check_jobs, check_replications, compare, cpu_jobs, metrics_for
+    from .study.replications import check_jobs, check_replications, compare, metrics_for, worker_count
 
     kwargs = _model_kwargs(a)
-    check_jobs(a.jobs)
+    jobs = check_jobs(a.jobs)
     side_a, side_b = _side_args(a)
-    check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
-                       labels=("a", "b"))
+    checked = check_replications(a.replications, kwargs | side_a, kwargs | side_b,   # before printing anything
+                                 labels=("a", "b"))
+    replications = len(checked[0][1])                           # the option's text, read as a number
     p, _ = make_params(**(kwargs | side_a))                     # seed and workload: both sides share them
     metric = metrics_for(p.workload)[0]
     if a.quiz and not a.compute:
-        _echo_compare_args(side_a, side_b, kwargs, a.replications)
-        print(f"Each seed from {p.seed} to {p.seed + a.replications - 1} runs A and B: a pair.")
+        _echo_compare_args(side_a, side_b, kwargs, replications)
+        print(f"Each seed from {p.seed} to {p.seed + replications - 1} runs A and B: a pair.")
         print(f"\nQuestions: which of A and B has the higher {_METRIC_NAMES[metric][0]}, and by how much?"
               "\nIs the change larger than its 95 % interval, i.e. larger than the noise?"
               "\nRun again with -c to see.")
         return 0
-    c = compare(side_a, side_b, replications=a.replications, jobs=a.jobs or cpu_jobs(), **kwargs)
+    c = compare(side_a, side_b, replications=replications, jobs=worker_count(jobs, 2 * replications), **kwargs)
     if a.json:
         print(json.dumps(c.to_dict(), indent=2, sort_keys=True))
         return 0
-    _echo_compare_args(side_a, side_b, kwargs, a.replications)
+    _echo_compare_args(side_a, side_b, kwargs, replications)
     la, lb = c.a, c.b
     ca, cb = (la, lb) if max(len(la), len(lb)) <= 10 else ("A", "B")
     name, unit, _ = _METRIC_NAMES[metric]
@@ -336,28 +343,25 @@ def cmd_quiz(a) -> int:
         if a.seed is not None or a.answer is not None or a.compute:
             raise ValueError("key: --key lists the answers for a range of seeds; give it without "
                              "--seed, --answer and -c")
-        first, sep, last = str(a.key).partition("-")
-        lo = parse_int(first, "key", "a range of seeds such as 1-30")
-        hi = parse_int(last if sep else first, "key", "a range of seeds such as 1-30")
-        if not 0 <= lo <= hi or hi - lo >= 200:
-            raise ValueError(f"key: {a.key!r} is not a range of at most 200 seeds such as 1-30")
-        quiz.checked_args(a.chapter, lo)
-        quiz.checked_args(a.chapter, hi)
-        print(f"Answer key, chapter {a.chapter}, seeds {lo} to {hi}")
-        for p in quiz.key(a.chapter, range(lo, hi + 1)):
-            print(f"  seed {p.seed:>4}  {p.kind:<28} {p.answer_text:>22}  ({p.tolerance_text})")
+        seeds = quiz.key_seeds(a.chapter, a.key)
+        print(f"Answer key, chapter {a.chapter}, seeds {seeds[0]} to {seeds[-1]} "
+              f"(a line as each problem is computed; Ctrl-C stops)", flush=True)
+        for p in quiz.key(a.chapter, seeds):      # one problem at a time: the lines are the progress
+            print(f"  seed {p.seed:>4}  {p.kind:<28} {p.answer_text:>22}  ({p.tolerance_text})", flush=True)
         return 0
     if a.seed is None:
         raise ValueError("seed: give the problem's seed, e.g. --seed 42 (or --key 1-30 for a key)")
     p = quiz.problem(a.chapter, a.seed)
+    result = None if a.answer is None else quiz.check(p, a.answer)   # a bad answer: before printing
     print(f"Chapter {p.chapter}, problem {p.seed} ({p.kind})\n\n{p.question}\n")
-    if a.answer is not None:
-        result = quiz.check(p, a.answer)
+    if result is not None:
         verdict = "Right" if result["correct"] else "Not quite"
         print(f"{verdict}: the model says {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
-        return 0
+        print(f"The model's answer, seeds and all: {p.command}")
+        return 0 if result["correct"] else WRONG_ANSWER
     if a.compute:
         print(f"Answer: {p.answer_text}" + _counts(p) + f"\n{p.explanation}")
+        print(f"The model's answer, seeds and all: {p.command}")
     else:
         print("Run again with -c to see the answer, or --answer X to check yours.")
     return 0
@@ -389,9 +393,9 @@ def cmd_calibrate(a) -> int:
     from .model.costs import Costs
     from .study import calibrate
 
-    from .study.replications import check_jobs
+    from .study.replications import check_jobs, worker_count
 
-    check_jobs(a.jobs)
+    jobs = worker_count(check_jobs(a.jobs))
     with _progress_bar(a, "calibrate", "run") as bar:
         def progress(stage, i, n):
             bar.set_description(f"calibrate: {stage}")
@@ -399,7 +403,7 @@ def cmd_calibrate(a) -> int:
             bar.n = i
             bar.refresh()
 
-        result = calibrate.fit(Costs(), progress=progress, jobs=a.jobs)
+        result = calibrate.fit(Costs(), progress=progress, jobs=jobs)
     path = None if a.dry_run else calibrate.write(result)
     if a.json:
         print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
@@ -426,18 +430,45 @@ def cmd_calibrate(a) -> int:
     return 0
 
 
+def cmd_hypotheses(a) -> int:
+    """Which story fits the measurements: the hypotheses table."""
+    from .study import hypotheses
+
+    if a.show:
+        data = hypotheses.load()
+    else:
+        jobs = parse_int(a.jobs, "jobs", "[1, 64]") if a.jobs is not None else 2
+        data = hypotheses.study(a.only, jobs=jobs,
+                                progress=lambda name, i, n: print(f"[{i + 1}/{n}] {name}", file=sys.stderr))
+        if not (a.only or a.dry_run):
+            hypotheses.write(data)
+    if a.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    rows = hypotheses.table(data)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    print()
+    for f in hypotheses.FINGERPRINTS:
+        where = "in-sample" if f.in_sample else "held out"
+        print(f"{f.key} ({where}): {f.what}. Measured: {f.measured}.")
+    print(f"\nThe default, chosen on the in-sample score only: {data['chosen']}.")
+    return 0
+
+
 def cmd_validate(a) -> int:
     from .study import validate
-    from .study.replications import check_jobs
+    from .study.replications import check_jobs, worker_count
 
-    check_jobs(a.jobs)
+    jobs = worker_count(check_jobs(a.jobs))
     with _progress_bar(a, "validate", "run") as bar:
         def progress(i, n):
             bar.total = n
             bar.n = i
             bar.refresh()
 
-        report = validate.validate(jobs=a.jobs, progress=progress, host_lock=a.host_lock)
+        report = validate.validate(jobs=jobs, progress=progress, host_lock=a.host_lock)
     if a.json:
         print(json.dumps(report, indent=2))
     else:
@@ -457,6 +488,7 @@ def _add_output_args(p, quiz: bool = True) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m vsockmodel",
                      description="A discrete-event model of the virtio-vsock guest RX path.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("run", help="run the stream or ping-pong workload", formatter_class=_Help,
@@ -464,7 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(p)
     _add_output_args(p)
     p.add_argument("--replications", action=_Once, default=None, metavar="N",
-                   help="run with this many consecutive seeds (2 to 64) and print each "
+                   help="run with this many consecutive seeds (2 to 64, as many as a call's work bound "
+                        "allows) and print each "
                         "metric's mean with its 95 %% interval")
     p.add_argument("--jobs", action=_Once, default=None, metavar="N",
                    help="with --replications: worker processes (default: all CPUs; the result "
@@ -483,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--b-set", action="append", metavar="NAME=VALUE",
                    help="a parameter only side B has, e.g. vhost_used_batch=true (repeatable, once per name)")
     p.add_argument("--replications", action=_Once, default="8", metavar="N",
-                   help="seeds, one pair each (2 to 64)")
+                   help="seeds, one pair each (2 to 64, as many as a call's work bound allows)")
     p.add_argument("--jobs", action=_Once, default=None, metavar="N",
                    help="worker processes (default: all CPUs; the result does not depend on it)")
     _add_output_args(p)
@@ -512,15 +545,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("quiz", help="a seeded problem of a chapter, answered by the model",
                        description="A chapter and a seed pick a problem, OSTEP-homework style; the "
                                    "model computes its answer. The browser lab shows the same problem "
-                                   "for the same seed.")
-    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 5")
+                                   "for the same seed.",
+                       epilog=f"Exit status: 0, or {WRONG_ANSWER} when --answer is judged wrong; "
+                              "2 for bad input (nothing printed but one line on stderr).")
+    p.add_argument("--chapter", action=_Once, required=True, metavar="N", help="the chapter, 1 to 6")
     p.add_argument("-s", "--seed", action=_Once, default=None, metavar="SEED",
                    help="the problem's seed, 0 to 2147483647")
     p.add_argument("-c", "--compute", action="store_true", help="print the answer and the explanation")
     p.add_argument("--answer", action=_Once, default=None, metavar="X",
-                   help="check an answer (a number, or yes/no)")
+                   help=f"check an answer (a number, or yes/no): exit status 0 if right, "
+                        f"{WRONG_ANSWER} if wrong")
     p.add_argument("--key", action=_Once, default=None, metavar="FIRST-LAST",
-                   help="print the answer key for a range of seeds, e.g. 1-30")
+                   help="print the answer key for a range of seeds, e.g. 1-30 (at most 60 seeds, a line "
+                        "as each is computed)")
     p.set_defaults(func=cmd_quiz, prog=p.prog)
 
     p = sub.add_parser("calibrate", help="fit the RX worker's costs to the v1 CPU1 cycles/byte "
@@ -550,6 +587,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run the model with the host socket's lock (see run --help)"
                        if value else argparse.SUPPRESS)
     p.set_defaults(func=cmd_validate, prog=p.prog)
+
+    p = sub.add_parser("hypotheses", help="which mechanism fits the measurements: each hypothesis "
+                       "fitted and scored on the fingerprints",
+                       description="Fit every hypothesis (the schema's advanced switches) as the "
+                                   "calibration's protocol allows, score each on the in-sample "
+                                   "table and on the measurements' fingerprints, and write "
+                                   "vsockmodel/study/data/hypotheses.json (about an hour on two "
+                                   "cores). --show prints the stored study without running.")
+    p.add_argument("--show", action="store_true", help="print the stored study's table")
+    p.add_argument("--only", action="append", metavar="NAME",
+                   help="run only this hypothesis (repeatable); nothing is written")
+    p.add_argument("--dry-run", action="store_true", help="run, print, write nothing")
+    p.add_argument("--jobs", action=_Once, default=None, metavar="N",
+                   help="worker processes (default: 2)")
+    p.add_argument("--json", action="store_true", help="print the study as JSON")
+    p.set_defaults(func=cmd_hypotheses, prog=p.prog)
 
     p = sub.add_parser("bench", help="simulated packets per second vs a bare simpy loop, run "
                        "stability, widget latency",
@@ -597,7 +650,7 @@ def main(argv=None) -> int:
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         print(f"{parser.prog}: error: {argv[0]}: expected a command first, one of: "
               f"{', '.join(parser.commands)}", file=sys.stderr)
         return 2

@@ -4,19 +4,29 @@
  * without JavaScript the page still reads, figures just do not open larger.
  *
  * 1. Figures open full size in a <dialog>: on a phone a figure is shown at
- *    half its size or less, too small to read its labels.
+ *    half its size or less, too small to read its labels. An explorer's
+ *    figure opens with its sliders, which move into the dialog meanwhile.
  * 2. Explorers: each carries its sliders (hidden until shown here), its first
  *    figure and its grid of figures as JSON (vsockmodel/bookkit/widgets.py,
  *    Explorer.static_html). Moving a slider shows the grid's figure for the
- *    sliders' values; no widget manager, no kernel.
+ *    sliders' values; no widget manager, no kernel. The positions are kept
+ *    in the page's history entry, so the back button returns to them.
  * 3. Tables, code and printed output that are wider than the page fade at
  *    the edge they can scroll towards, so a reader knows there is more; a
- *    table with a header row that does not fit becomes one card per row.
+ *    table with a header row that does not fit is first set tighter, and
+ *    only if it still does not fit becomes one card per row.
  * 4. The phone drawers (chapter list, page contents) get a close button.
  * 5. Blocks the theme makes tab stops while they scroll get a name.
+ * 6. On paper a link prints its address (print.css); a link whose text
+ *    already is its address is marked so that it prints once.
  */
 (function () {
   "use strict";
+
+  // This history entry's state as the page loads: read now, while the page is
+  // parsed, because Sphinx's search highlighter replaces it with {} once the
+  // document is ready (sphinx_highlight.js, on every page).
+  var loadedState = history.state;
 
   var ZOOM_ICON =
     '<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">' +
@@ -44,6 +54,7 @@
       '<div class="book-viewer__bar"><span class="book-viewer__hint" hidden>Wider than the screen: ' +
       'scroll sideways to see all of it</span><button type="button" class="book-viewer__close">' +
       '<span aria-hidden="true">&times;</span> Close</button></div>' +
+      '<div class="book-viewer__controls" hidden></div>' +
       '<div class="book-viewer__body"><img alt=""></div>';
     d.querySelector(".book-viewer__close").addEventListener("click", function () { d.close(); });
     var body = d.querySelector(".book-viewer__body");
@@ -60,6 +71,7 @@
     });
     d.addEventListener("close", function () {
       d.querySelector("img").removeAttribute("src");
+      returnSliders();
       if (opener && document.contains(opener)) opener.focus();
       opener = null;
     });
@@ -67,8 +79,33 @@
     return d;
   }
 
-  function openFigure(img, from) {
+  // An explorer opened full size takes its sliders along (on a phone the
+  // figure in the page is too small to read while they move): the slider
+  // panel moves into the dialog, a placeholder keeps its place in the page.
+  var lent = null;     // {panel, placeholder, box} while an explorer's sliders are in the dialog
+
+  function lendSliders(box) {
+    var panel = box.querySelector(".vsock-explorer__sliders");
+    if (!panel) return;
+    var placeholder = document.createComment("sliders in the figure viewer");
+    panel.parentNode.insertBefore(placeholder, panel);
+    var controls = viewer.querySelector(".book-viewer__controls");
+    controls.appendChild(panel);
+    controls.hidden = false;
+    lent = { panel: panel, placeholder: placeholder, box: box };
+  }
+
+  function returnSliders() {
+    if (!lent) return;
+    lent.placeholder.parentNode.replaceChild(lent.panel, lent.placeholder);
+    viewer.querySelector(".book-viewer__controls").hidden = true;
+    lent = null;
+  }
+
+  function openFigure(img, from, box) {
     viewer = viewer || makeViewer();
+    returnSliders();
+    if (box) lendSliders(box);
     var big = viewer.querySelector("img");
     var base = layoutWidth(img);
     // Never smaller than the figure's layout size (on a phone the reader
@@ -117,14 +154,16 @@
     var area = box.parentNode;
     if (!area || area.querySelector(":scope > .book-zoom")) return;
     var b = zoomButton("book-zoom--explorer");
-    b.addEventListener("click", function () { openFigure(box.querySelector("img.vsock-explorer-figure"), b); });
+    b.addEventListener("click", function () { openFigure(box.querySelector("img.vsock-explorer-figure"), b, box); });
     area.classList.add("book-explorer-area");
     area.appendChild(b);
   }
 
   document.addEventListener("click", function (e) {
     var img = e.target.closest && e.target.closest(".bd-article img");
-    if (img && !img.closest(".book-viewer") && !img.closest("a")) openFigure(img);
+    if (img && !img.closest(".book-viewer") && !img.closest("a")) {
+      openFigure(img, null, img.closest(".vsock-explorer--static"));
+    }
   });
 
   /* -------------------------------------------------------------- explorers */
@@ -142,26 +181,55 @@
       return box.querySelector('input[data-control="' + c.name + '"]');
     });
     var lab = box.querySelector(".vsock-lab-link a");
+    var printed = box.querySelector(".vsock-explorer-print__setting");
+
+    // The positions this history entry last showed (the back button returns here).
+    var kept = loadedState && loadedState.bookExplorers && loadedState.bookExplorers[box.id];
+    if (kept && kept.length === inputs.length) {
+      inputs.forEach(function (input, k) {
+        if (kept[k] >= 0 && kept[k] <= Number(input.max)) input.value = String(kept[k]);
+      });
+    }
+
+    function keep() {
+      var state = Object.assign({}, loadedState, history.state);
+      state.bookExplorers = Object.assign({}, state.bookExplorers);
+      state.bookExplorers[box.id] = inputs.map(function (input) { return input.valueAsNumber; });
+      try { history.replaceState(state, ""); } catch (e) { /* a file:// page may refuse: no memory then */ }
+    }
 
     function show() {
-      var cell = 0;
+      var cell = 0, setting = [];
       inputs.forEach(function (input, k) {
         var option = grid.controls[k].options[input.valueAsNumber];
         cell = cell * grid.controls[k].options.length + input.valueAsNumber;
         // A screen reader says the option ("64 B"), not its position ("0").
         input.setAttribute("aria-valuetext", option);
         input.nextElementSibling.textContent = option;
+        setting.push(grid.controls[k].label + " " + option);
       });
+      // What a print of the page says it shows (widgets.py's printed_setting).
+      if (printed) printed.textContent = "Printed at " + setting.join(", ") + ".";
       var figure = grid.figures[cell];
       if (img.getAttribute("src") !== figure.src) {
         img.src = figure.src;
         img.alt = figure.alt;
       }
       if (lab && figure.lab) lab.setAttribute("href", figure.lab);
+      // The same figure full size, while the viewer has this explorer's sliders.
+      if (lent && lent.box === box) {
+        var big = viewer.querySelector(".book-viewer__body img");
+        big.src = figure.src;
+        big.alt = figure.alt;
+      }
     }
 
-    inputs.forEach(function (input) { input.addEventListener("input", show); });
+    inputs.forEach(function (input) {
+      input.addEventListener("input", function () { show(); keep(); });
+    });
     show();     // the browser may have restored other positions (back button)
+    // Kept positions, written again once Sphinx's highlighter has cleared the state.
+    if (kept) setTimeout(keep, 0);
     panel.hidden = false;
     wireExplorerZoom(box);
   }
@@ -209,13 +277,21 @@
     return true;
   }
 
+  function tooWide(t) {
+    return t.getBoundingClientRect().width > t.parentNode.clientWidth + 1;
+  }
+
+  // Measured as a table first; a table a little too wide is set tighter
+  // (smaller text, less padding), and only one that still does not fit
+  // becomes cards. Every table is measured, then every class set, per step.
   function fitTables() {
-    cardTables.forEach(function (t) { t.classList.remove("book-cards"); });
-    var wide = cardTables.map(function (t) {
-      var box = t.parentNode;
-      return t.getBoundingClientRect().width > box.clientWidth + 1;
+    cardTables.forEach(function (t) { t.classList.remove("book-cards", "book-tight"); });
+    var wide = cardTables.filter(tooWide);
+    wide.forEach(function (t) { t.classList.add("book-tight"); });
+    wide.filter(tooWide).forEach(function (t) {
+      t.classList.remove("book-tight");
+      t.classList.add("book-cards");
     });
-    cardTables.forEach(function (t, i) { if (wide[i]) t.classList.add("book-cards"); });
   }
 
   function wireOverflow() {
@@ -319,6 +395,14 @@
     }).observe(main, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
   }
 
+  /* ---------------------------------------------------------------- print */
+
+  function markBareLinks() {
+    document.querySelectorAll(".bd-article a.reference.external").forEach(function (a) {
+      if (a.textContent.trim() === a.getAttribute("href")) a.classList.add("book-address-shown");
+    });
+  }
+
   /* ----------------------------------------------------------------- start */
 
   function start() {
@@ -330,6 +414,7 @@
     document.querySelectorAll(".bd-article img").forEach(wireStaticFigure);
     wireOverflow();
     wireTabStops();
+    markBareLinks();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -1,11 +1,13 @@
 """The workshop bundle: one archive that serves the book to a room.
 
-``python -m vsockmodel.bookkit.bundle SITE OUT`` (run by ``scripts/workshop-bundle``,
-which builds the book first) writes ``OUT/vsock-workshop-VERSION.tar.gz``::
+``python -m vsockmodel.bookkit.bundle SITE OUT --pdf PDF`` (run by
+``scripts/workshop-bundle``, which builds and prints the book first) writes
+``OUT/vsock-workshop-VERSION.tar.gz``::
 
     vsock-workshop-VERSION/
       README.md       for the instructor: serve it, what to give the room
       serve.py        python3 serve.py: the book on port 8000, for the room
+      vsock-rx-book-VERSION.pdf   the printed edition, for handouts
       site/           the built book: chapters, the lab, the slides, the instructor part
       local/          only with --wheelhouse: notebooks, requirements.txt and
                       every wheel, for attendees who run the notebooks themselves
@@ -52,7 +54,8 @@ def lab_download_bytes(site: Path) -> int:
     return total
 
 
-def instructor_readme(name: str, site_bytes: int, wheel_bytes: Optional[int], lab_bytes: int) -> str:
+def instructor_readme(name: str, site_bytes: int, wheel_bytes: Optional[int], lab_bytes: int,
+                      pdf_name: str) -> str:
     local = (
         f"""
 ## Attendees who want the notebooks on their own machine
@@ -103,6 +106,13 @@ send the lab's `.mjs` files with a type browsers refuse.
 - The lab, for every attendee: `/book/lab.html`; its Problems tab gives each
   attendee the problem for their seed, and checks their answer.
 
+## Handouts
+
+`{pdf_name}` is the book's printed edition, the same version as the site:
+the chapters with every figure at its first setting, a contents list and
+page numbers. Its text and figures are under CC BY 4.0, so you may print it,
+or pages of it, for the room.
+
 Each attendee's browser downloads about {_mb(lab_bytes)} the first time it opens
 the lab (the Python runtime and the model, compressed), then keeps it in its cache. Open the lab on
 the projector machine once before the session to check it starts.
@@ -136,21 +146,26 @@ def _skip(tarinfo: tarfile.TarInfo) -> Optional[tarfile.TarInfo]:
     return tarinfo
 
 
-def make_bundle(site: Path, out: Path, wheelhouse: Optional[Path] = None) -> Path:
-    """Write the archive; returns its path."""
+def make_bundle(site: Path, out: Path, pdf: Path, wheelhouse: Optional[Path] = None) -> Path:
+    """Write the archive, with the printed edition ``pdf``; returns its path."""
     if not (site / "index.html").is_file() or not (site / "book" / "lab.html").is_file():
         raise SystemExit(f"bundle: {site} is not a built book (no index.html or book/lab.html)")
     if not (site / "slides" / "index.html").is_file():
         raise SystemExit(f"bundle: {site} has no slides (python -m vsockmodel.bookkit.slides {site})")
+    if not pdf.is_file():
+        raise SystemExit(f"bundle: no printed edition at {pdf} (python -m vsockmodel.bookkit.printed)")
+    if __version__ not in pdf.name:
+        raise SystemExit(f"bundle: {pdf.name} is not the printed edition of version {__version__}")
     name = f"vsock-workshop-{__version__}"
     out.mkdir(parents=True, exist_ok=True)
     archive = out / f"{name}.tar.gz"
     wheel_bytes = _tree_size(wheelhouse) if wheelhouse is not None else None
-    readme = instructor_readme(name, _tree_size(site), wheel_bytes, lab_download_bytes(site))
+    readme = instructor_readme(name, _tree_size(site), wheel_bytes, lab_download_bytes(site), pdf.name)
     tmp = archive.with_suffix(".partial")
     with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
         _add_bytes(tar, f"{name}/README.md", readme.encode())
         _add_bytes(tar, f"{name}/serve.py", Path(serve_module.__file__).read_bytes(), mode=0o755)
+        tar.add(pdf, arcname=f"{name}/{pdf.name}", filter=_skip)
         tar.add(site, arcname=f"{name}/site", filter=_skip)
         if wheelhouse is not None:
             _add_bytes(tar, f"{name}/local/README.md", local_readme().encode())
@@ -166,10 +181,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vsockmodel.bookkit.bundle", description=__doc__.split("\n")[0])
     ap.add_argument("site", type=Path, help="the built book (_build/html)")
     ap.add_argument("out", type=Path, help="the folder to write the archive into")
+    ap.add_argument("--pdf", type=Path, required=True, help="the printed edition (_build/pdf/vsock-rx-book-VERSION.pdf)")
     ap.add_argument("--wheelhouse", type=Path, help="a folder of wheels to add, for local notebooks")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    archive = make_bundle(args.site, args.out, args.wheelhouse)
+    archive = make_bundle(args.site, args.out, args.pdf, args.wheelhouse)
     print(f"{archive} ({_mb(archive.stat().st_size)}, in {time.perf_counter() - t0:.0f} s)")
     return 0
 

@@ -66,6 +66,38 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
     ax.legend(loc="upper left", ncol=2)
 
 
+def gains_vs_payload(ax, a: str = "baseline", b: str = "p1-p5", payloads=SERIES_PAYLOADS,
+                     measured_table: str = "v1_all_fixed64k", seeds=range(1, 5), **fixed):
+    """The gain of b over a against payload: the model's (mean over seeds, with its
+    paired 95 % interval) beside the series' measured gain and its interval, so the
+    gain at 64 B can be read beside the one at 4 KiB."""
+    from ..study.confidence import paired_change_ci
+
+    model, lo, hi = [], [], []
+    for p in payloads:
+        xa = [cached_run(variant=a, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
+        xb = [cached_run(variant=b, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
+        model.append(gain_pct(sum(xa) / len(xa), sum(xb) / len(xb)))
+        low, high = paired_change_ci(xa, xb)
+        lo.append(low)
+        hi.append(high)
+    ax.axhline(0, color=COLORS["black"], linewidth=0.8, alpha=0.5)
+    ax.fill_between(payloads, lo, hi, color=VARIANT_COLORS[b], alpha=0.18, linewidth=0)
+    ax.plot(payloads, model, "-o", color=VARIANT_COLORS[b], markersize=4,
+            label=f"model: {b} over {a} (95 % interval over seeds)")
+    measured = measurements.change(measured_table)
+    xs = [p for p in payloads if p in measured]
+    ys = [measured[p][0] for p in xs]
+    err = [[measured[p][0] - measured[p][1] for p in xs], [measured[p][2] - measured[p][0] for p in xs]]
+    ax.errorbar(xs, ys, yerr=err, fmt="s", color=COLORS["black"], markerfacecolor="white",
+                markeredgewidth=1.5, capsize=3, label="measured (v1 cover letter, 95 % CI)")
+    ax.set_xscale("log", base=2)
+    size_ticks(ax.xaxis, payloads)
+    label(ax, x="payload per send() (bytes)", y=f"throughput gain of {b} (%)")
+    ax.legend(loc="upper right")
+    return dict(zip(payloads, model))
+
+
 def _measured_values(table: str, variant: str, metric: str) -> dict:
     try:
         return measurements.values(table, variant, metric)
@@ -155,7 +187,7 @@ def gain_pct(a: float, b: float) -> float:
     return 100.0 * (b / a - 1.0)
 
 
-__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload",
+__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload", "gains_vs_payload",
            "lock_timeline", "gain_pct", "fmt_size"]
 
 
@@ -322,3 +354,107 @@ def timeline_legend():
 
 
 __all__ += ["rx_buffer_layouts", "lock_timeline_annotated", "timeline_legend"]
+
+
+# ---------------------------------------------------------------------------
+# Chapter 5: who woke whom (vsockmodel.sim.trace.wakeups).
+
+#: How a wake-up was sent, as the start marker of its arrow (shape, not colour).
+VIA_MARKERS = {"sk_write_space": "o", "sk_data_ready": "s", "sock_wfree": "D", "release_sock": "^"}
+WAKE_ROWS = {"worker": 1.0, "reader": 0.0}
+
+
+def wakeup_window(wakes, span_us: float, after_us: float = 0.0) -> float:
+    """Start (µs) of the ``span_us`` window, from ``after_us`` on, that holds
+    the most wake-ups with at least one futile one among them (or the most
+    wake-ups, if none is futile). ``wakes``: :func:`vsockmodel.sim.trace.wakeups`."""
+    sent = [w.t_sent_ns / 1000 for w in wakes if w.t_sent_ns / 1000 >= after_us]
+    futile = [w.t_sent_ns / 1000 for w in wakes if not w.useful and w.t_sent_ns / 1000 >= after_us]
+    if not sent:
+        return after_us
+    best, best_n = sent[0], -1
+    for i, t in enumerate(sent):
+        lo = bisect.bisect_left(futile, t)
+        has_futile = lo < len(futile) and futile[lo] <= t + span_us - 15.0
+        n = bisect.bisect_right(sent, t + span_us - 15.0) - i + (1000 if has_futile else 0)
+        if n > best_n:
+            best, best_n = t, n
+    return max(best - 5.0, 0.0)
+
+
+def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, latency_labels: bool = True):
+    """Who woke whom in a window of a traced run, and whether it helped.
+
+    Rows: the RX worker (CPU1) and the reader (CPU0), with their lock holds
+    (solid) and sleeps in ``__lock_sock`` (hatched). Each wake-up is an arrow
+    from the waker's row when ``try_to_wake_up`` ran to the wakee's row when
+    it next acted: solid and green when it took the lock (useful), dashed and
+    vermillion with a cross when it found the lock owned (futile). The
+    arrow's start marker says how it was sent (:data:`VIA_MARKERS`), and its
+    label the latency in µs. Use :func:`wakeup_legend` for the legend.
+    """
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.ticker import FuncFormatter
+
+    from ..sim.trace import lock_spans, wakeups
+
+    t1_us = t0_us + span_us
+    for s in lock_spans(trace):
+        _bar(ax, WAKE_ROWS[s.actor], s.start_ns / 1000, s.end_ns / 1000, t0_us, t1_us, s.actor,
+             hatch=s.kind == "waits")
+    wakes = wakeups(trace) if wakes is None else wakes
+    shown = [w for w in wakes if t0_us <= w.t_sent_ns / 1000 and w.t_run_ns / 1000 <= t1_us]
+    for k, w in enumerate(shown):
+        a, b = w.t_sent_ns / 1000, w.t_run_ns / 1000
+        y0, y1 = WAKE_ROWS[w.waker], WAKE_ROWS[w.wakee]
+        down = y1 < y0
+        ya, yb = (y0 - 0.25, y1 + 0.25) if down else (y0 + 0.25, y1 - 0.25)
+        if y0 == y1:                         # not drawn by the model today; kept readable
+            ya, yb = y0 + 0.25, y1 + 0.25
+        color = COLORS["bluish_green"] if w.useful else COLORS["vermillion"]
+        ax.add_patch(FancyArrowPatch((a, ya), (b, yb), arrowstyle="-|>", mutation_scale=9, lw=1.3,
+                                     color=color, linestyle="-" if w.useful else (0, (3, 2)),
+                                     shrinkA=0, shrinkB=0))
+        ax.plot([a], [ya], VIA_MARKERS.get(w.via, "o"), color=color, markersize=5,
+                markerfacecolor="white", markeredgewidth=1.3)
+        if not w.useful:
+            ax.plot([b], [yb], "x", color=color, markersize=7, markeredgewidth=1.8)
+        if latency_labels:
+            # alternate above and below the middle, so neighbours do not collide
+            ym = 0.5 + (0.09 if k % 2 else -0.09)
+            ax.text((a + b) / 2, ym, f"{w.latency_ns / 1000:.1f}", fontsize=7.5, ha="center", va="center",
+                    color="#222222", bbox=dict(boxstyle="round,pad=0.12", facecolor="white",
+                                              edgecolor="none", alpha=0.85))
+    ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker\n(CPU1)"])
+    ax.set_ylim(-0.4, 1.45)
+    ax.set_xlim(t0_us, t1_us)
+    # Times from the window's start (the run's own clock says nothing here), in round steps.
+    step = 10.0 if span_us >= 40 else 5.0
+    ax.set_xticks([t0_us + k * step for k in range(int(span_us // step) + 1)])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x - t0_us:.0f}"))
+    ax.grid(axis="y", visible=False)
+    label(ax, x="time from the window's start (µs)")
+    return shown
+
+
+def wakeup_legend():
+    """(handles, labels) for :func:`wakeup_timeline`, for ``fig.legend``."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=ACTOR_COLORS["worker"]),
+        Patch(color=ACTOR_COLORS["reader"]),
+        Patch(facecolor="white", edgecolor="#555555", hatch="////"),
+        Line2D([], [], color=COLORS["bluish_green"], lw=1.3),
+        Line2D([], [], color=COLORS["vermillion"], lw=1.3, ls=(0, (3, 2)), marker="x", markersize=6,
+               markeredgewidth=1.6),
+    ] + [Line2D([], [], color="#444444", marker=m, ls="none", markerfacecolor="white", markersize=5)
+         for m in VIA_MARKERS.values()]
+    labels = ["RX worker owns lock_sock", "reader owns lock_sock", "asleep in __lock_sock",
+              "useful wake-up (label: latency, µs)", "futile wake-up: lock owned"] + \
+             [f"sent by {via}" for via in VIA_MARKERS]
+    return handles, labels
+
+
+__all__ += ["VIA_MARKERS", "wakeup_window", "wakeup_timeline", "wakeup_legend"]

@@ -1,4 +1,4 @@
-"""Chapter 5's plumbing: the fitted constants, the report card and the residuals.
+"""Chapter 6's plumbing: the fitted constants, the report card and the residuals.
 
 Everything here is read from what the study already wrote or returns: the
 calibration's ``costs.json`` (``vsockmodel.study.calibrate``) and the report of
@@ -30,8 +30,11 @@ GROUPS = {
 #: Where each stage-2 range comes from, in the words of the costs' docstrings.
 TIMING_MEANING = {
     "host_send_ns": "one host send() in vsock_perf: syscall, lock_sock, credit check",
+    "host_copy_byte_ns": "the sender's copy of each payload byte from user memory into the skb",
     "vhost_copy_byte_ns": "vhost's copy of each payload byte into guest memory",
     "vcpu_wake_short_ns": "wake-up of a guest task whose vCPU halted briefly: the scheduler path",
+    "copy_hot_byte_ns": "two-rate copies: the cost per byte of the part the caches hold",
+    "ipi_exit_ns": "without IPI virtualisation: the VM exit of an IPI to a halted vCPU",
 }
 
 
@@ -60,7 +63,7 @@ def timing_priors() -> list[dict]:
     fit = costs_file()["timing"]
     docs = {d["name"]: d for d in Costs.describe()}
     out = []
-    for name in calibrate.TIMING:
+    for name in fit:
         t = fit[name]
         out.append({"name": name, "value": t["value"], "low": t["low"], "high": t["high"],
                     "position": (t["value"] - t["low"]) / (t["high"] - t["low"]),

@@ -36,6 +36,8 @@ from typing import Optional
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
+from .. import __version__
+
 #: A deck's bounds (a chapter that would give fewer slides is reported).
 MIN_SLIDES, MAX_SLIDES = 8, 15
 #: Sections that are not part of a chapter's argument.
@@ -151,7 +153,7 @@ def _lab_button(href: str, text: str = "Open these settings in the lab") -> str:
 def _rebase_links(soup: BeautifulSoup, page: Path) -> None:
     """Make the page's links work from slides/: a deck sits one folder deep
     like the chapter, so ``../`` links stay, but a link to a page beside the
-    chapter (``05-measuring.html#x``) or to its own anchors (``#x``) would
+    chapter (``06-measuring.html#x``) or to its own anchors (``#x``) would
     land in the decks' folder."""
     for a in soup.select("a[href]"):
         href = a["href"]
@@ -262,7 +264,7 @@ _PAGE = """<!DOCTYPE html>
 {slides}
 </div></div>
 <p class="deck-home"><a href="../chapters/{chapter}.html">The chapter</a> · <a href="index.html">All decks</a>
- · <kbd>→</kbd> next, <kbd>Esc</kbd> overview</p>
+ · <kbd>→</kbd> next, <kbd>Esc</kbd> overview · <span class="deck-version">version {version}, <a rel="license" href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a></span></p>
 <script src="{reveal}reveal.js"></script>
 <script src="{reveal}plugin/notes/notes.js"></script>
 <script>
@@ -286,7 +288,8 @@ def _section(slide: Slide, first: bool) -> str:
 
 def render(deck: Deck) -> str:
     slides = "\n".join(_section(s, i == 0) for i, s in enumerate(deck.slides))
-    return _PAGE.format(title=html.escape(deck.title), reveal=REVEAL, slides=slides, chapter=deck.chapter)
+    return _PAGE.format(title=html.escape(deck.title), reveal=REVEAL, slides=slides, chapter=deck.chapter,
+                        version=html.escape(__version__))
 
 
 def render_index(decks: list[Deck]) -> str:
@@ -304,19 +307,25 @@ Arrow keys move; <kbd>Esc</kbd> shows every slide; <kbd>S</kbd> opens the speake
 <ul>
 {rows}
 </ul>
-<p><a href="../index.html">Back to the book</a></p>
+<p><a href="../index.html">Back to the book</a> · <span class="deck-version">version {html.escape(__version__)}</span></p>
 </main></body></html>
 """
 
 
 def build(site: Path) -> list[Deck]:
     """Write every chapter's deck and the index into ``site/slides``."""
-    pages = sorted((site / "chapters").glob("[0-9][0-9]-*.html"))
+    # A chapter's old address, kept by book/_ext/moved_pages.py, is a page that
+    # only sends the reader on: no deck for it.
+    pages = sorted(p for p in (site / "chapters").glob("[0-9][0-9]-*.html")
+                   if 'name="vsock-moved-to"' not in p.read_text(encoding="utf-8")[:2000])
     if not pages:
         raise SystemExit(f"slides: no chapter pages in {site / 'chapters'}; build the book first")
     out = site / "slides"
     out.mkdir(exist_ok=True)
     decks = [read_chapter(p) for p in pages]
+    # The folder is this function's alone: a deck of a chapter that moved goes.
+    for stale in set(out.glob("*.html")) - {out / f"{d.chapter}.html" for d in decks} - {out / "index.html"}:
+        stale.unlink()
     for deck in decks:
         (out / f"{deck.chapter}.html").write_text(render(deck), encoding="utf-8")
     (out / "index.html").write_text(render_index(decks), encoding="utf-8")

@@ -257,10 +257,19 @@ def svg_data_uri(svg: str) -> str:
     return "data:image/svg+xml," + quote(svg, safe=" /=:;,.-_()'!*~<>?@+[]{}$")
 
 
-def show(fig) -> None:
+def show(fig, alt: Optional[str] = None) -> None:
     """Display a finished figure in a notebook as SVG, sized at 100 CSS px per
     inch (its text at the sizes the style sets); it stays sharp on
-    high-density screens and when a reader opens it larger."""
+    high-density screens and when a reader opens it larger.
+
+    ``alt`` is the figure's text for a screen reader: what it shows, with its
+    numbers, computed by the cell like the figure. With it the figure is an
+    ``<img alt=...>`` (the book and Jupyter show that HTML); without it, the
+    alt text must come from the cell's metadata (``mystnb.image.alt``), or the
+    built page says the image's file name.
+    """
+    import html
+
     import matplotlib.pyplot as plt
     from IPython.display import display
 
@@ -269,8 +278,12 @@ def show(fig) -> None:
     plt.close(fig)
     size = re.match(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg)
     width, height = (round(float(v) / 72 * 100) for v in size.groups())
-    display(
-        {"image/svg+xml": svg, "text/plain": f"<figure, {width} x {height} px>"},
-        metadata={"image/svg+xml": {"width": width}},
-        raw=True,
-    )
+    bundle = {"image/svg+xml": svg, "text/plain": f"<figure, {width} x {height} px>"}
+    if alt is not None:
+        if not alt.strip():
+            raise ValueError("alt: the figure's description is empty; say what it shows")
+        bundle["text/html"] = (
+            f'<img class="book-figure" alt="{html.escape(" ".join(alt.split()), quote=True)}" '
+            f'width="{width}" height="{height}" style="max-width:100%;height:auto" '
+            f'src="{svg_data_uri(svg)}">')
+    display(bundle, metadata={"image/svg+xml": {"width": width}}, raw=True)

@@ -38,11 +38,16 @@ How it works:
   sliders work as soon as the page is parsed, on a slow phone too.
 * **Alt text.** Every image is an ``<img alt="...">``: the alt text is
   ``alt.format(**labels)`` where each placeholder receives the *formatted*
-  value label of that control (e.g. ``"4 KiB"``).
+  value label of that control (e.g. ``"4 KiB"``); or ``alt`` is a function
+  of the sliders' values that returns the text, so that it can give the
+  figure's own numbers.
 * **Without JavaScript.** The static form's sliders are ``hidden`` until
   book.js shows them; the initial figure is a plain image, and a
   ``<noscript>`` line says that the sliders need JavaScript and which
   setting the image shows.
+* **On paper.** A print-only line under the figure (``hidden`` on screen,
+  shown by ``_assets/book/print.css``) says that the figure is interactive
+  online, what its sliders vary and which setting is printed.
 * **Text size.** The figures are shown at 100 CSS px per inch and open at
   least that large in the book's figure viewer; text smaller than
   :data:`~vsockmodel.bookkit.style.MIN_TEXT_PT` (9 CSS px there) is refused
@@ -83,7 +88,7 @@ class Explorer:
         draw: DrawFn,
         controls: Mapping[str, Sequence[Any]],
         *,
-        alt: str,
+        alt: str | Callable[..., str],
         labels: Optional[Mapping[str, str]] = None,
         formats: Optional[Mapping[str, Callable[[Any], str]]] = None,
         figsize: tuple[float, float] = (6.4, 3.8),
@@ -94,7 +99,7 @@ class Explorer:
             raise TypeError("draw must be callable as draw(fig, **params)")
         if not controls:
             raise ValueError("controls must name at least one parameter")
-        if not isinstance(alt, str) or not alt.strip():
+        if not callable(alt) and (not isinstance(alt, str) or not alt.strip()):
             raise ValueError("alt text is required (it is what a screen reader says)")
         use_book_style()
         self._draw = draw
@@ -122,8 +127,10 @@ class Explorer:
             if len(set(texts)) != len(texts):
                 raise ValueError(f"control {name!r}: value labels are not unique: {texts}")
             self.value_labels[name] = texts
-        # Fail early on a bad alt template rather than at display time.
-        self.alt_text({n: 0 for n in self.names})
+        # Fail early on a bad alt template rather than at display time (a
+        # function is called with each figure's values as it is drawn).
+        if not callable(alt):
+            self.alt_text({n: 0 for n in self.names})
 
         start = {n: 0 for n in self.names}
         for name, value in (initial or {}).items():
@@ -226,6 +233,11 @@ class Explorer:
     def alt_text(self, idx: Mapping[str, int] | Sequence[int]) -> str:
         if isinstance(idx, Mapping):
             idx = [idx[n] for n in self.names]
+        if callable(self.alt_template):
+            text = self.alt_template(**self._params(idx))
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"alt function gave no text for {self._params(idx)}")
+            return text
         fields = {n: self.value_labels[n][i] for n, i in zip(self.names, idx)}
         try:
             return self.alt_template.format(**fields)
@@ -251,7 +263,8 @@ class Explorer:
         if check:                                   # after drawing: tick labels exist
             check_text_size(fig, where=f"explorer figure at {params}")
         self._sources[tuple(idx)] = src
-        return self._img_html(src, self.alt_text(idx)) + self._lab_link(params)
+        # (this is the Jupyter view's figure: its lab link goes to the served book)
+        return self._img_html(src, self.alt_text(idx)) + self._lab_link(params, served=True)
 
     def _img_html(self, src: str, alt: str) -> str:
         width = int(round(self.figsize[0] * self.dpi))
@@ -282,22 +295,32 @@ class Explorer:
         settings = self.lab_settings(params)
         return None if settings is None else _lab_address(settings)
 
-    def _lab_link(self, params: Mapping[str, Any]) -> str:
+    def _lab_link(self, params: Mapping[str, Any], served: bool = False) -> str:
         """A link that opens the lab with these settings, or "" (no ``lab``).
 
         The link says which sliders the lab has no setting for (a scenario's
         reader wake-up, say). The book's script only changes the address as
         the sliders move, so a ``lab`` function must name the same settings
         for every figure (a dict always does).
+
+        In the book's pages the lab is a page beside the chapter. In Jupyter
+        it is not (Jupyter serves the notebooks, not the built book), so
+        ``served`` links to the built book at :data:`SERVED_BOOK`, in a new
+        tab, and says how to serve it.
         """
         settings = self.lab_settings(params)
         if settings is None:
             return ""
-        href = _lab_address(settings)
+        href = _lab_address(settings, SERVED_BOOK if served else "../")
         missing = [self._labels[n] for n in self.names if n not in settings]
         note = f" (it has no {_or_list(missing)} setting)" if missing else ""
-        return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
-                f'Open these settings in the lab</a>, to vary them freely{html.escape(note)}</p>')
+        if not served:
+            return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
+                    f'Open these settings in the lab</a>, to vary them freely{html.escape(note)}</p>')
+        return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}" target="_blank" '
+                f'rel="noopener">Open these settings in the lab</a> (a new tab), to vary them freely'
+                f'{html.escape(note)}. The lab runs from the built book; serve it first: '
+                f'<code>{html.escape(SERVE_COMMAND)}</code></p>')
 
     def _leaf(self, value: str) -> W.HTML:
         return W.HTML(value=value, tooltip="", layout=self._leaf_layout, style=self._leaf_style)
@@ -432,8 +455,24 @@ class Explorer:
             f"JavaScript; without it, it shows {html.escape(self._setting_text(start))}.</p></noscript>"
             f"{self._img_html(self._sources[start], self.alt_text(start))}"
             f"{self._lab_link(self._params(start))}"
+            f'<p class="vsock-explorer-print" hidden>{html.escape(self.print_caption())} '
+            f'<span class="vsock-explorer-print__setting">{html.escape(self.printed_setting(start))}</span></p>'
             f'<script type="application/json" class="vsock-explorer-grid">{data}</script></div>'
         )
+
+    def print_caption(self) -> str:
+        """The line printed under the figure on paper (print.css shows it; the
+        screen never does): it is interactive online, and what its sliders vary."""
+        ranges = []
+        for name in self.names:
+            options = self.value_labels[name]
+            span = options[0] if len(options) == 1 else f"{options[0]} to {options[-1]}"
+            ranges.append(f"{self._labels[name]} ({span})")
+        return f"Interactive online: its sliders vary {_and_list(ranges)}."
+
+    def printed_setting(self, idx: Sequence[int]) -> str:
+        """Which setting a print shows (book.js keeps it in step with the sliders)."""
+        return f"Printed at {self._setting_text(idx)}."
 
     def _setting_text(self, idx: Sequence[int]) -> str:
         """The sliders' values at grid cell ``idx`` in words ("payload 4 KiB, buffer 64 KiB")."""
@@ -487,9 +526,21 @@ def _or_list(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
-def _lab_address(settings: Mapping[str, Any]) -> str:
-    """The lab's address (relative to a chapter) with these settings in its fragment."""
+def _and_list(words: Sequence[str]) -> str:
+    """["a"] -> "a"; ["a", "b", "c"] -> "a, b and c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+#: Where Jupyter's explorers send a reader for the lab: the built book, served
+#: as the README says (``scripts/build-book`` builds it into ``_build/html``).
+SERVED_BOOK = "http://localhost:8000/"
+SERVE_COMMAND = "python3 -m http.server --directory _build/html 8000"
+
+
+def _lab_address(settings: Mapping[str, Any], book: str = "../") -> str:
+    """The lab's address with these settings in its fragment: relative to a
+    chapter's page (``book="../"``), or in the served book."""
     from urllib.parse import urlencode
 
     query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
-    return f"../book/lab.html#{query}"
+    return f"{book}book/lab.html#{query}"

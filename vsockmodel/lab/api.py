@@ -13,20 +13,21 @@ npm has no numpy or scipy (tests/test_lab_api.py keeps it so).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
 from functools import lru_cache
 
-from ..model import schema
+from ..model import budget, schema
 from ..model.params import Params, make_params
-from ..model.units import fmt_size, fmt_size_exact
+from ..model.units import fmt_size, fmt_size_exact, quote
 from ..sim.errors import Deadlock, SimulationLimitExceeded
 from ..sim.run import run as run_model
 from ..sim.trace import busiest_window, lock_spans, shares
 from ..study import measurements
 from ..study.replications import compare as compare_model
-from . import charts
+from . import charts, inputs
 
 # The sweep's payloads: every payload the series measured, and points between.
 SWEEP_PAYLOADS = (64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
@@ -56,7 +57,7 @@ def _refusal(exc: Exception, **extra) -> dict:
     """The API's message, and the parameter it names ("payload: ..."), if any."""
     message = str(exc)
     head = message.split(":", 1)[0]
-    param = head if head in schema.BY_NAME or head in ("replications", "a", "b", "chapter", "answer") else None
+    param = head if head in schema.BY_NAME or head in inputs.ARGUMENTS else None
     if isinstance(exc, (SimulationLimitExceeded, Deadlock)):
         message, param = f"run stopped: {message}", None
     return {"ok": False, "param": param, "message": message, **extra}
@@ -64,6 +65,11 @@ def _refusal(exc: Exception, **extra) -> dict:
 
 def _error(exc: Exception) -> str:
     return _json(_refusal(exc))
+
+
+# The validation layer of every entry point (vsockmodel.lab.inputs): arguments
+# are read by kind before the body runs; bad input comes back as a refusal.
+checked = functools.partial(inputs.checked, _error)
 
 
 def _config(config) -> dict:
@@ -77,8 +83,11 @@ def _config(config) -> dict:
 
 def describe() -> str:
     """The parameter schema and what the lab offers, for building its controls."""
+    from ..study.quiz import CHAPTERS       # the chapters with problems (written once, when the lab is built)
+
     doc = schema.to_json()
     doc.update(sweep_payloads=list(SWEEP_PAYLOADS), compare_replications=list(COMPARE_REPLICATIONS),
+               quiz_chapters=list(CHAPTERS),
                themes=charts.THEMES,
                headline=[{"key": k, "label": label, "unit": unit} for k, label, unit, _ in HEADLINE])
     return _json(doc)
@@ -122,6 +131,7 @@ def _field_errors(config: dict) -> list[dict]:
     return errors
 
 
+@checked(config=inputs.config)
 def check(config) -> str:
     """Validate a configuration as ``vsockmodel.run`` would, without running it.
 
@@ -168,6 +178,7 @@ def _headline(r) -> list[dict]:
     return rows
 
 
+@checked(config=inputs.config)
 def run(config) -> str:
     """One run: headline results, the RX worker's time split, the reproducing commands,
     and ``result``: exactly ``vsockmodel.run(**config).to_dict()``."""
@@ -196,6 +207,7 @@ def _traced_spans(config_json: str) -> tuple:
     return tuple(spans), busiest_window(r.trace, TIMELINE_SPAN_NS), r.sim_time_us * 1000, r.trace_truncated
 
 
+@checked(config=inputs.config, t0_us=inputs.optional(inputs.time_us))
 def timeline(config, t0_us=None) -> str:
     """The lock-ownership timeline of a configuration's run, for a window of
     TIMELINE_SPAN_NS from ``t0_us`` (default: the window with the most packets)."""
@@ -231,6 +243,7 @@ def _sides(config_a: dict, config_b: dict) -> tuple[dict, dict, dict]:
     return side_a, side_b, common
 
 
+@checked(config_a=inputs.known_config, config_b=inputs.known_config)
 def compare(config_a, config_b, replications=COMPARE_REPLICATIONS[2]) -> str:
     """A against B with the same seeds: the change and its 95 % interval over the pairs."""
     try:
@@ -264,6 +277,32 @@ def _sweep_config(config: dict, payload: int, matched: bool) -> dict:
     return out
 
 
+def _sweep_within_bound(config: dict, matched: bool, config_b: dict | None = None, **_) -> None:
+    """A sweep is bounded as a whole: its points together, both sides, within
+    MAX_WORK (vsockmodel.model.budget). Each point asks, so the first is refused.
+    Its two sides run the same workload, as compare()'s do."""
+    workloads = [side.get("workload", "stream") for side in (config, config_b) if side is not None]
+    if len(set(map(quote, workloads))) > 1:
+        raise ValueError(f"workload: A and B must run the same workload; A runs {quote(workloads[0])}, "
+                         f"B runs {quote(workloads[1])}")
+    total, heaviest = 0, None
+    for side in (config, config_b):
+        for payload in SWEEP_PAYLOADS if side is not None else ():
+            try:
+                p, _ = make_params(**_sweep_config(side, payload, matched))
+            except ValueError:
+                continue                  # that point says what is wrong when its turn comes
+            total += p.work_units
+            heaviest = max(heaviest or p, p, key=lambda q: q.work_units)
+    if heaviest is not None and total > budget.MAX_WORK:
+        name, fix = budget.what_to_change(heaviest)
+        budget.check_call(total, f"a sweep of {len(SWEEP_PAYLOADS)} payloads"
+                          + (" on both sides" if config_b is not None else ""), name,
+                          f"{fix} (the heaviest point is {fmt_size(heaviest.payload)})")
+
+
+@checked(config=inputs.known_config, payload=inputs.size, matched=inputs.flag,
+         config_b=inputs.optional(inputs.known_config), check=_sweep_within_bound)
 def sweep_point(config, payload, matched=False, config_b=None) -> str:
     """One point of a sweep: the metric at ``payload``, or the change from A to B
     there (one pair, with A's seed)."""
@@ -279,7 +318,7 @@ def sweep_point(config, payload, matched=False, config_b=None) -> str:
             ra, rb = run_model(**a), run_model(**b)
             key = "rtt_us" if ra.params["workload"] == "pingpong" else "throughput_gbps"
             x, y = getattr(ra, key), getattr(rb, key)
-            value = 100 * (y / x - 1) if x else None
+            value = 100 * (y / x - 1) if x and y is not None else None    # a reset side has none
     except (ValueError, SimulationLimitExceeded, Deadlock) as exc:
         return _error(exc)
     if value is None or not math.isfinite(value):
@@ -303,6 +342,12 @@ def _on_testbed(config: dict, matched: bool) -> bool:
     if any(getattr(p, k) != v for k, v in _TESTBED.items()):
         return False
     return matched or p.workload == "pingpong" or p.recv_size == 65536
+
+
+def _settings_valid(config: dict, config_b: dict | None = None, **_) -> None:
+    """A sweep's settings are ones run() accepts (its payload aside, which each point sets)."""
+    for side in (config, config_b or {}):
+        make_params(**{k: v for k, v in side.items() if k not in ("payload", "transfer")})
 
 
 def measured(config, matched=False, config_b=None) -> list[dict]:
@@ -347,6 +392,8 @@ def measured(config, matched=False, config_b=None) -> list[dict]:
     return out
 
 
+@checked(config=inputs.known_config, points=inputs.points, matched=inputs.flag,
+         config_b=inputs.optional(inputs.known_config), check=_settings_valid)
 def sweep_chart(config, points, matched=False, config_b=None) -> str:
     """The sweep's figure with the points so far (and the measurements that match)."""
     config = _config(config)
@@ -363,13 +410,13 @@ def sweep_chart(config, points, matched=False, config_b=None) -> str:
     spec = charts.sweep(points, label, metric, unit, meas, list(SWEEP_PAYLOADS))
     note = ""
     if pingpong and b is None and meas:
-        # Chapter 5, "The absolute round-trip time": each patch's change is reproduced, not the level.
+        # Chapter 6, "The absolute round-trip time": each patch's change is reproduced, not the level.
         model = {p["payload"]: p["value"] for p in points}
         shares_pct = [100 * model[m["payload"]] / m["value"] for m in meas if m["payload"] in model]
         level = (f"{min(shares_pct):.0f} to {max(shares_pct):.0f} % of the measured one where both have a point"
                  if shares_pct else "well below the measured one")
         note = (f"The model's round trip is {level}: a real round trip wakes about five threads in turn, "
-                "each from idle, and the model prices those wake-ups only in part (chapter 5, “The absolute "
+                "each from idle, and the model prices those wake-ups only in part (chapter 6, “The absolute "
                 "round-trip time”). Read how the round trip changes with payload, or compare A and B, "
                 "rather than its level.")
     return _json({"ok": True, "spec": spec, "text": spec["description"],
@@ -385,6 +432,7 @@ def _problem(chapter: int, seed: int):
     return quiz.problem(chapter, seed)
 
 
+@checked()
 def quiz_problem(chapter, seed) -> str:
     """A chapter's seeded problem, without its answer (the same as ``python -m vsockmodel quiz``)."""
     from ..study import quiz
@@ -398,6 +446,7 @@ def quiz_problem(chapter, seed) -> str:
                   "command": f"python -m vsockmodel quiz --chapter {chapter} --seed {seed}"})
 
 
+@checked()
 def quiz_check(chapter, seed, answer) -> str:
     """Is ``answer`` right for that problem? With the model's answer, tolerance and explanation."""
     from ..study import quiz

@@ -12,16 +12,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
-from . import kernel
+from . import budget, kernel
 from .costs import Costs, default_costs
+from .budget import MAX_WORK
 from .schema import (BATCH_KNOBS, BY_NAME, DEFAULT_REQUESTS, MAX_REQUESTS, MAX_SEED, MAX_SIZE,
-                     MAX_WORK, NAMES, PARAMETERS, WORKLOADS, check_applies)
-from .units import check_int, fmt_size, parse_size
+                     NAMES, PARAMETERS, WORKLOADS, check_applies)
+from .units import check_int, fmt_count, fmt_size, parse_size
 from .variants import VARIANTS, Variant
 
 __all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WORKLOADS", "MAX_WORK",
            "MAX_REQUESTS", "MAX_SEED", "MAX_SIZE", "DEFAULT_STREAM_PACKETS", "DEFAULT_MIN_WRITES"]
+
+# Costs charged on the path every packet takes, on every variant and workload.
+# With all of them 0 a run takes no simulated time: no throughput, no time
+# shares (tests/test_hostile_defects.py checks that each one alone makes time pass).
+PATH_COSTS = ("host_send_ns", "host_skb_ns", "host_copy_byte_ns", "vhost_pkt_ns", "vhost_copy_byte_ns",
+              "vhost_add_used_ns", "vhost_signal_ns", "irq_ns", "worker_run_ns", "get_buf_ns",
+              "vq_kick_ns", "recv_pkt_ns", "lookup_ns", "lock_ns", "unlock_ns",
+              "space_update_ns", "write_space_ns", "enqueue_ns",
+              "recv_syscall_ns", "recvmsg_locked_ns", "dequeue_skb_ns", "copy_to_user_byte_ns")
 
 # Default length of a stream run: enough packets for a throughput that is
 # stable to about 1-2 % (`python -m vsockmodel bench` measures it).
@@ -64,8 +75,8 @@ class Params:
         _check_work(self)                          # before rounding: errors quote the value given
         if self.transfer is not None:              # a stream is whole writes: round up
             object.__setattr__(self, "transfer", math.ceil(self.transfer / self.payload) * self.payload)
-        if self.work > MAX_WORK:
-            raise AssertionError(f"work bound broken: {self.work} > {MAX_WORK}")   # by construction
+        if self.work_units > MAX_WORK:
+            raise AssertionError(f"work bound broken: {self.work_units} > {MAX_WORK}")   # by construction
 
     # ---- derived -------------------------------------------------------------
     @property
@@ -113,23 +124,24 @@ class Params:
 
     @property
     def work(self) -> int:
-        """What MAX_WORK bounds: the run's packets (an upper bound) plus its
-        recv() calls (the fewest the transfer needs: each returns at most recv_size)."""
+        """The run's packets (an upper bound) plus its recv() calls (the fewest
+        the transfer needs): what the simulator's event bound counts."""
         return max(1, self.max_packets) + self.min_recv_calls
 
     @property
-    def work_per_write(self) -> float:
-        """Packets plus recv() calls per write (per request in a ping-pong)."""
-        calls = self.payload / self.recv_size
-        if self.workload == "pingpong":
-            calls = math.ceil(calls)      # each request is read on its own
-        return self.max_packets_per_write + calls
+    def work_per_write(self) -> Fraction:
+        """Work units of one write (one request in a ping-pong): vsockmodel.model.budget."""
+        return budget.per_write(self)
+
+    @property
+    def work_units(self) -> int:
+        """The run's estimated work, in the units MAX_WORK bounds (vsockmodel.model.budget)."""
+        return budget.run_work(self)
 
     @property
     def max_writes(self) -> int:
-        """The most writes that keep a run within MAX_WORK (at least one)."""
-        # MAX_WORK - 1: room for rounding the last recv() call up
-        return max(1, math.floor((MAX_WORK - 1) / self.work_per_write))
+        """The most writes (requests) that keep a run within MAX_WORK (at least one)."""
+        return max(1, budget.max_writes(self))
 
     @property
     def writes(self) -> int:
@@ -176,7 +188,17 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
         costs = default_costs().with_dict(costs)
     elif not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a Costs or a dict of cost overrides, got {type(costs).__name__}")
+    check_path_costs(costs)
     return p, costs
+
+
+def check_path_costs(costs: Costs) -> None:
+    """A run needs some cost on the path every packet takes, or no simulated time passes."""
+    if not any(getattr(costs, name) > 0 for name in PATH_COSTS):
+        raise ValueError(f"costs: every cost on the path each packet takes is 0 ({', '.join(PATH_COSTS[:3])} "
+                         f"and {len(PATH_COSTS) - 3} more, vsockmodel.model.params.PATH_COSTS): a run would "
+                         f"take no simulated time and have no throughput; allowed: at least one of them "
+                         f"above 0")
 
 
 def _check_rcvlowat(p: Params) -> None:
@@ -194,32 +216,36 @@ def _check_rcvlowat(p: Params) -> None:
 
 
 def _check_work(p: Params) -> None:
-    """Bound a run's work to MAX_WORK packets plus recv() calls, so that no
-    accepted run can take minutes. Each error quotes a limit that is accepted."""
+    """Bound a run's estimated work to MAX_WORK units (vsockmodel.model.budget),
+    so that no accepted run takes much more than ten seconds, on any machine.
+    Each error names the parameter to change and quotes a limit that is accepted."""
     unit = "request" if p.workload == "pingpong" else "write"
-    packets = p.max_packets_per_write
-    calls = math.ceil(p.payload / p.recv_size)      # the fewest recv() calls for one of them
-    if packets + calls > MAX_WORK:                  # a single write or request is too much
-        if packets >= MAX_WORK:
-            chunk = min(p.buf_payload, p.buffer)
+    one = p.work_per_write
+    if one > MAX_WORK:                              # a single write or request is too much
+        reads = budget.PER_READ * Fraction(p.payload, p.recv_size)
+        rest = one - reads
+        if rest < MAX_WORK:                         # a larger recv() alone makes it fit: name recv_size
+            least = math.ceil(budget.PER_READ * p.payload / (MAX_WORK - rest))
             raise ValueError(
-                f"payload: one {fmt_size(p.payload)} {unit} is {packets} packets of at most {chunk} "
-                f"bytes (rx_buf_payload, or buffer when smaller); allowed fewer than {MAX_WORK} "
-                f"packets per run: a smaller payload, or a larger buffer or rx_buf_payload")
-        least = math.ceil(p.payload / (MAX_WORK - packets))
+                f"recv_size: one {fmt_size(p.payload)} {unit} read {p.recv_size} bytes at a time would take "
+                f"{math.ceil(one):,} work units ({budget.seconds(one)}); allowed at most {MAX_WORK:,} "
+                f"per run, i.e. recv_size >= {least} bytes here")
+        chunk = min(p.buf_payload, p.buffer)
         raise ValueError(
-            f"recv_size: one {fmt_size(p.payload)} {unit} read {p.recv_size} bytes at a time is "
-            f"{packets} packets plus {calls} recv() calls; allowed at most {MAX_WORK} per run, "
-            f"i.e. recv_size >= {least} bytes here")
-    per_unit = (f"{packets} packets and {p.work_per_write - packets:.4g} recv() calls "
-                f"per {fmt_size(p.payload)} {unit}")
+            f"payload: one {fmt_size(p.payload)} {unit} is {p.max_packets_per_write:,} packets of at most "
+            f"{chunk} bytes (rx_buf_payload, or buffer when smaller), {math.ceil(one):,} work units "
+            f"({budget.seconds(one)}); allowed at most {MAX_WORK:,} per run: a smaller payload, or "
+            f"a larger buffer or rx_buf_payload")
+    per_unit = f"{float(one):,.1f} work units per {fmt_size(p.payload)} {unit}"
     if p.workload == "pingpong":
         check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
-                  f" round trips (at most {MAX_WORK} packets plus recv() calls per run: {per_unit})")
+                  f" round trips (a run may take at most {MAX_WORK:,} work units, about 10 s: {per_unit})")
     elif p.transfer is not None:
         most = p.max_writes * p.payload
+        reads = budget.PER_READ * Fraction(p.payload, p.recv_size)
+        hint = "; a larger recv_size allows more" if 2 * reads > one else ""
         if p.transfer > most:
             raise ValueError(
-                f"transfer: {p.transfer} bytes is out of range; allowed [1, {most}] bytes (rounded "
-                f"up to whole writes; at most {MAX_WORK} packets plus recv() calls per run: "
-                f"{per_unit}; a larger recv_size allows more)")
+                f"transfer: {fmt_count(p.transfer).replace(',', '')} bytes is out of range; allowed "
+                f"[1, {most}] bytes (rounded up to whole writes; a run may take at most {MAX_WORK:,} "
+                f"work units, about 10 s: {per_unit}{hint})")

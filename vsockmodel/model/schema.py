@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import kernel
-from .units import MiB, fmt_size, parse_int, parse_size
+from .budget import MAX_WORK
+from .units import MiB, fmt_count, fmt_size, parse_int, parse_size, quote
 from .variants import VARIANTS
 
 WORKLOADS = ("stream", "pingpong")
 COPY_MODELS = ("linear", "two-rate")
 
-# A run's work is bounded in packets plus recv() calls (Params.work): each
-# costs from a few to about twenty microseconds of wall time, so no accepted
-# run takes more than about ten seconds (Sim.MAX_WALL_S stops a runaway one).
-MAX_WORK = 400_000
+# A call's work is bounded before it runs: vsockmodel.model.budget estimates it
+# from the parameters (MAX_WORK work units, about ten seconds; Sim.MAX_WALL_S
+# stops a runaway run).
 MAX_REQUESTS = 100_000
 MAX_SIZE = 64 * MiB
 MAX_SEED = 2**63 - 1
@@ -111,12 +111,12 @@ class Parameter:
             return None
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
-                raise ValueError(f"{self.name}: unknown {self.name} {value!r}; choose one of "
+                raise ValueError(f"{self.name}: unknown {self.name} {quote(value)}; choose one of "
                                  f"{', '.join(self.choices)}")
             return value
         if self.kind in ("bool", "tristate"):
             if not isinstance(value, bool):
-                raise ValueError(f"{self.name}: expected True or False, got {value!r}"
+                raise ValueError(f"{self.name}: expected True or False, got {quote(value)}"
                                  + (" (or None: the variant's default)" if self.kind == "tristate" else ""))
             return value
         if self.kind == "size":
@@ -130,8 +130,8 @@ class Parameter:
         ("65M (68,157,440 bytes)") as well as the number."""
         unit = f" {self.unit}" if self.unit else ""
         if n < self.lo or (self.hi is not None and n > self.hi):
-            what = f"{n:,}{unit}"
-            if isinstance(given, str) and given.strip() != str(n):
+            what = fmt_count(n, unit)
+            if isinstance(given, str) and given.strip() != f"{n}" and len(given.strip()) <= 20:
                 what = f"{given.strip()} ({what})"
             raise ValueError(f"{self.name}: {what} is out of range; allowed {self.allowed()}")
         if self.power_of_two and n & (n - 1):

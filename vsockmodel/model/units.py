@@ -21,8 +21,44 @@ GiB = 1024 * MiB
 # 1000 bytes to some readers and 1024 to others (_DECIMAL_RE says which to write).
 _SIZE_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *(?:([KMG])(?:iB)?|B)? *", re.IGNORECASE | re.ASCII)
 _DECIMAL_RE = re.compile(r" *([-+]?\d+(?:\.\d+)?) *([KMG])B *", re.IGNORECASE | re.ASCII)
-_INT_RE = re.compile(r" *([-+]?\d+) *", re.ASCII)
+_INT_RE = re.compile(r" *([-+]?\d+)(?:\.0+)? *", re.ASCII)     # "16", and "16.0" as 16.0 is
 _FACTORS = {"": 1, "K": KiB, "M": MiB, "G": GiB}
+# No size or count here has more than 19 digits (the largest seed): longer text
+# is refused before Python converts it, which it does only up to 4300 digits,
+# and which takes time quadratic in the length.
+MAX_DIGITS = 40
+# Errors quote what was given, cut to this many characters.
+QUOTE_CHARS = 40
+
+
+def quote(value) -> str:
+    """``repr(value)`` for an error message, cut short: a 5,000-character
+    text is quoted as its first characters and its length."""
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+        return fmt_count(value)            # repr() refuses past 4300 digits
+    text = repr(value)
+    if len(text) <= QUOTE_CHARS:
+        return text
+    if isinstance(value, str):
+        return f"{value[:QUOTE_CHARS // 2]!r}... ({len(value):,} characters)"
+    return f"{text[:QUOTE_CHARS // 2]}... ({type(value).__name__}, {len(text):,} characters)"
+
+
+def fmt_count(n: int, unit: str = "") -> str:
+    """An integer with thousands separators and its unit (" bytes"), or its
+    length when it is too long to quote: 68157440 -> "68,157,440";
+    10**5000 -> "a number of about 5,001 digits"."""
+    if abs(n) < 10**MAX_DIGITS:
+        return f"{n:,}{unit}"
+    digits = int(abs(n).bit_length() * math.log10(2)) + 1    # str() would refuse past 4300 digits
+    return f"{'minus ' if n < 0 else ''}a number of about {digits:,} digits"
+
+
+def _too_long(number: str, name: str, where: str) -> None:
+    """Refuse a number with more digits than any value here has, before converting it."""
+    digits = sum(c.isdigit() for c in number)
+    if digits > MAX_DIGITS:
+        raise ValueError(f"{name}: a number of {digits:,} digits is out of range{where}")
 
 
 def parse_size(value, name: str = "size", allowed: str = "") -> int:
@@ -40,32 +76,35 @@ def parse_size(value, name: str = "size", allowed: str = "") -> int:
     if isinstance(value, float) and math.isfinite(value):
         raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
     m = _SIZE_RE.fullmatch(value) if isinstance(value, str) else None
+    if m:
+        _too_long(m.group(1), name, where)
     ambiguous = _DECIMAL_RE.fullmatch(value) if isinstance(value, str) and not m else None
     if ambiguous:
         number, unit = ambiguous.group(1), ambiguous.group(2).upper()
-        raise ValueError(f"{name}: {value!r} is ambiguous ({unit}B means powers of 1000 to some, of 1024 to "
+        raise ValueError(f"{name}: {quote(value)} is ambiguous ({unit}B means powers of 1000 to some, of 1024 to "
                          f"others); sizes here are binary: write {number}{unit} or {number}{unit}iB{where}")
     if not m:
-        raise ValueError(f"{name}: cannot read {value!r} as a size; use bytes with an optional "
+        raise ValueError(f"{name}: cannot read {quote(value)} as a size; use bytes with an optional "
                          f"K, M or G suffix (binary), e.g. 4K or 65536{where}")
     size = Fraction(m.group(1)) * _FACTORS[(m.group(2) or "").upper()]
     if size.denominator != 1:
-        raise ValueError(f"{name}: {value!r} is not a whole number of bytes{where}")
+        raise ValueError(f"{name}: {quote(value)} is not a whole number of bytes{where}")
     return int(size)
 
 
 def parse_int(value, name: str, allowed: str = "") -> int:
     """An integer from Python (int, numpy integer, a whole float) or from text
-    of ASCII digits with an optional sign ("64", "-1"): the same rule as sizes,
-    without a unit."""
+    of ASCII digits with an optional sign ("64", "-1", and "64.0" as the float
+    64.0 is): the same rule as sizes, without a unit."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     m = _INT_RE.fullmatch(value) if isinstance(value, str) else None
+    where = f" in {allowed}" if allowed else ""
     if not m:
-        where = f" in {allowed}" if allowed else ""
-        raise ValueError(f"{name}: expected an integer{where}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer{where}, got {quote(value)}")
+    _too_long(m.group(1), name, f"; allowed {allowed}" if allowed else "")
     return int(m.group(1))
 
 
@@ -91,7 +130,8 @@ def check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
     range in the error (" runs (one per seed)")."""
     n = parse_int(value, name, f"[{lo}, {hi}]{what}")
     if not lo <= n <= hi:
-        raise ValueError(f"{name}: {n} is out of range; allowed [{lo}, {hi}]{what}")
+        shown = n if abs(n) < 10**MAX_DIGITS else fmt_count(n)
+        raise ValueError(f"{name}: {shown} is out of range; allowed [{lo}, {hi}]{what}")
     return n
 
 
@@ -101,11 +141,16 @@ _NUMBER_RE = re.compile(r" *[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)? *", re
 def parse_number(value, name: str, lo: float, hi: float, allowed: str) -> float:
     """A finite number in [lo, hi] from Python or from ASCII text ("200", "1.5e3");
     ``allowed`` is the range as the error quotes it ("[0, 1e9] ns")."""
+    given = value
     if isinstance(value, str) and _NUMBER_RE.fullmatch(value):
-        value = float(value)
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not lo <= float(value) <= hi):
-        raise ValueError(f"{name}: expected a number in {allowed}, got {value!r}")
+        value = float(value)               # float() reads any length: "1" * 5000 is inf
+    try:
+        in_range = (not isinstance(value, bool) and isinstance(value, numbers.Real)
+                    and lo <= float(value) <= hi)
+    except OverflowError:                  # an int too large for a float
+        in_range = False
+    if not in_range:
+        raise ValueError(f"{name}: expected a number in {allowed}, got {quote(given)}")
     return float(value)
 
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 from ..model import kernel
 from ..model.params import make_params
-from ..model.units import parse_number, parse_size
+from ..model.schema import BY_NAME
+from ..model.units import parse_number
 from ..sim.engine import Cpu, Sim, Task
-from ..sim.guest import Kworker, VirtioVsock
+from ..sim.guest import VirtioVsock
 from ..sim.reader import Reader
 from ..sim.sock import GuestSock
 from ..sim.virtqueue import Packet, Virtqueue
@@ -67,7 +68,8 @@ class _ScriptedHost(Task):
             self.vq.avail -= 1
             self.vq.vhost_add_used(self, Packet(self.payload, i))
         self.sim.log(self.t, "vhost", "publish 2 packets + signal")
-        self.vq.vhost_signal(self)
+        if (yield from self.vq.vhost_notify(self)):
+            self.vq.eventfd_signal(self)
 
 
 def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check: bool | None = None,
@@ -77,9 +79,10 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
         known = sorted(inspect.signature(starvation).parameters.keys() - {"unknown"})
         raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: {', '.join(known)}")
     reader_wake_ns = parse_number(reader_wake_ns, "reader_wake_ns", 0, 1e9, "[0, 1e9] ns")
+    payload = BY_NAME["payload"].coerce(payload)      # read as run() reads it: errors quote the range
     p, costs = make_params(variant=variant, buffer=buffer, payload=payload,
                            headroom_check=headroom_check, seed=seed, trace=True,
-                           transfer=2 * parse_size(payload, "payload"), recv_size=64 * kernel.KiB)
+                           transfer=2 * payload, recv_size=64 * kernel.KiB)
     if 2 * p.payload > p.buffer:
         raise ValueError(f"payload: two packets of {p.payload} B must fit buffer {p.buffer} B; "
                          f"allowed payload <= {p.buffer // 2}")
@@ -94,9 +97,9 @@ def starvation(variant: str = "p1-p3", buffer=1024, payload=256, headroom_check:
     rx_vq.kick_handler = tx_vq.kick_handler = lambda at: None   # the host sends nothing more
     sk = GuestSock(sim)
     host = _ScriptedHost(sim, rx_vq, p.payload)
-    worker = Kworker(sim, VirtioVsock(sim, rx_vq, tx_vq, sk), Cpu("guest CPU1", guest=True))
-    reader = Reader(sim, sk, tx_vq, Cpu("guest CPU0", guest=True), worker=worker)
-    for task in (host, worker, reader):
+    vsock = VirtioVsock(sim, rx_vq, tx_vq, sk, Cpu("guest CPU1", guest=True))
+    reader = Reader(sim, sk, tx_vq, Cpu("guest CPU0", guest=True))
+    for task in (host, vsock.rx_kworker, vsock.tx_kworker, reader):
         task.start()
     sim.run()
     trace = [(t, a, e + (f" {info}" if info else "")) for t, a, e, info in sim.trace]

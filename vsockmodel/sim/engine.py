@@ -16,13 +16,22 @@ How time works
 A thread (``Task``) charges CPU time where its code runs, into ``acc``: work
 done but not yet turned into simulated time. Its own clock is ``t = now +
 acc``. It turns ``acc`` into simulated time (a simpy timeout) only where it
-meets another thread and only if that other thread might act first, that is,
-if some event is due before ``t`` (``sync``). Otherwise nothing can happen in
-between and it runs ahead. The places where threads meet are the shared
-objects' own operations, as in the kernel: spinlocks (``SpinLock``), wait
-queues (``WaitQueue``) and wake-ups (``Sim.try_to_wake_up``), the virtqueues'
-rings, the work lists. So the event count stays near one per interaction
-between threads, not one per kernel function.
+meets another thread, and only if a thread that shares the object (its
+``peers``) might act before ``t`` (``Task.preceded``, ``Task.sync``).
+Otherwise nothing that matters can happen in between, and it runs ahead. The
+places where threads meet are the shared objects' own operations, as in the
+kernel: spinlocks (``SpinLock``), wait queues (``WaitQueue``) and wake-ups
+(``Sim.try_to_wake_up``), the virtqueues' rings, the work lists. So the event
+count stays near one per interaction between threads, not one per kernel
+function. Whether a peer might act first is known from when it will run
+next, or, if it sleeps, from when the threads that can wake it might
+(``Task.earliest_action``): the lookahead.
+
+CPUs
+----
+Each thread runs on a ``Cpu``, one at a time: on the guest's CPU1 the RX
+interrupt and two kworkers share it, and a kworker woken while the other
+runs waits for the CPU, with no wake-up latency (the vCPU is awake).
 
 A queue between threads carries time stamps (a used buffer is published at
 its producer's clock ``t``), and its consumer takes an entry once its own
@@ -144,7 +153,10 @@ class Sim:
         if self.trace is not None:
             self.log(t, waker.name if waker is not None else by, f"wake_{task.name}", via=via)
         if task.wake_event is None:
-            return True          # not in schedule() yet: it goes on without sleeping
+            # Not in schedule() yet: it goes on without sleeping, unless the
+            # wake-up comes after its own clock (the waker runs ahead).
+            task.early_wake = max(task.early_wake, t)
+            return True
         if t < task.sleep_at:
             # still finishing its work before it sleeps: it goes on then, without sleeping
             task.slept = False
@@ -173,13 +185,14 @@ class Sim:
             event.succeed()
 
     def wake_latency(self, task: "Task", t: float) -> float:
-        """From the wake-up at t until the task runs: its CPU's way back from idle.
+        """From the wake-up at t until the task runs on its idle CPU: the CPU's way back.
 
-        Each task has its CPU to itself, so when it sleeps its CPU idles. A
-        halted guest vCPU wakes fast while KVM still polls for it
-        (``kvm.HaltPoll``); otherwise the longer it has been idle, the deeper
-        the host CPU under it sleeps, and the slower it wakes. A host thread
-        waits for the host scheduler.
+        A halted guest vCPU wakes fast while KVM still polls for it
+        (``halt_poll_ns``, ``kvm.HaltPoll``); otherwise the host scheduler
+        runs its thread, and with ``deep_cstates`` the longer the vCPU has been
+        idle, the deeper the host CPU under it sleeps and the slower it wakes.
+        A host thread waits for the host scheduler. (A task woken while
+        another runs on its CPU waits for the CPU instead: Cpu.release.)
         """
         c, cpu = self.c, task.cpu
         if not cpu.guest:
@@ -293,6 +306,7 @@ class Task:
         self.state = RUNNING
         self.wake_event: simpy.Event | None = None   # set while in schedule()
         self.sleep_at = 0.0     # the clock at which it last went to sleep
+        self.early_wake = 0.0   # a wake-up that came before schedule(), at the waker's clock
         self.slept = False      # that sleep happened (a wake-up may come before it)
         self.resume_at: float | None = 0.0   # when it next runs; None: asleep, not yet woken
         # What it sleeps on, and so who can wake it (lookahead): a WaitQueue,
@@ -320,6 +334,7 @@ class Task:
     def _body(self) -> Steps:
         if self.cpu.owner is None:
             self.cpu.owner = self
+            self.take_interrupt_time()
         yield from self.main()
         self.resume_at = math.inf            # it will not act again
         self.cpu.release(self, self.t)
@@ -414,6 +429,7 @@ class Task:
         """set_current_state(TASK_INTERRUPTIBLE): from here a wake-up is not lost,
         even if it comes before schedule()."""
         self.state = SLEEPING
+        self.early_wake = 0.0
 
     def schedule(self) -> Steps:
         """kernel/sched/core.c schedule() for a sleeping task: give up the CPU
@@ -426,6 +442,10 @@ class Task:
         set its state.
         """
         if self.state is RUNNING:
+            woken_at, self.early_wake = self.early_wake, 0.0
+            if woken_at > self.t:                    # the wake-up is still to come: sleep till then
+                self.sleep_until_woken_at(woken_at, counted=True)
+            self.take_interrupt_time()
             return
         self.sim.count_event()
         self.sleeps += 1
@@ -435,29 +455,31 @@ class Task:
         self.wake_event = self.env.event()
         self.slept = True
         self.cpu.release(self, self.sleep_at)
-        self.going_to_sleep()
         yield self.wake_event
-        cpu = self.cpu
-        cpu.owner = self
+        self.cpu.owner = self
         if self.slept:
             self.work(self.c.sleep_ns)
+        self.take_interrupt_time()
+
+    def take_interrupt_time(self) -> None:
+        """Pay for the interrupts that came while the CPU was idle (the one that woke it)."""
+        cpu = self.cpu
         if cpu.irq_pending:
-            self.work(cpu.irq_pending)               # the interrupt that woke the CPU
+            self.work(cpu.irq_pending)
             cpu.irq_pending = 0.0
 
-    def going_to_sleep(self) -> None:
-        """What the scheduler does as this task sleeps (a hook: a kworker's pool
-        starts another worker, wq_worker_sleeping())."""
-
-    def sleep_until_woken_at(self, t: float) -> None:
+    def sleep_until_woken_at(self, t: float, counted: bool = False) -> None:
         """Sleep now; the wake-up that ends it is already known to come at t
         (data or credit stamped t): idle until it and its latency have passed,
-        then pay the context switches."""
+        then pay the context switches. (For a task alone on its CPU: nothing
+        else can run there meanwhile.)"""
         self.cpu.idle_since = self.cpu.free_at = self.t
         self.sleeps += 1
-        self.stats.wakeups[self.name] += 1
+        if not counted:
+            self.stats.wakeups[self.name] += 1
         self.idle_until(t + self.sim.wake_latency(self, t))
         self.work(self.c.sleep_ns)
+        self.take_interrupt_time()
 
     def idle_until(self, t: float) -> None:
         """Advance this task's clock to ``t`` without using CPU."""

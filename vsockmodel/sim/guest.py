@@ -287,7 +287,6 @@ class Kworker(WorkerThread):
         yield from sk.release_sock(self)            # then sock_put()
         if data_ready:
             self.work(c.data_ready_ns)              # patch 5: one sock_def_readable(), after release_sock
-            self.sim.stats.deferred_data_ready += 1
             sk.sk_data_ready(self)
 
     # ---- virtio_transport_recv_pkt_locked(): the work done under lock_sock ---------------
@@ -322,8 +321,14 @@ class Kworker(WorkerThread):
         self.work(self.c.space_update_ns)
 
     def virtio_transport_recv_connected(self, sk: GuestSock, pkt: Packet, batch: RxBatch | None) -> bool:
-        """The TCP_ESTABLISHED state: OP_RW enqueues, OP_SHUTDOWN records the
-        peer's shutdown. False when the socket cannot take more (shutdown, reset)."""
+        """The TCP_ESTABLISHED state: OP_RW enqueues, then vsock_data_ready();
+        OP_SHUTDOWN records the peer's shutdown. False when the socket cannot
+        take more (shutdown, reset).
+
+        Patch 5: in a batch, the readable notification becomes a flag, set once
+        the low watermark is met; one sock_def_readable() follows when the
+        batch unlocks (virtio_transport_rx_batch_finish)."""
+        c = self.c
         if pkt.op != kernel.VIRTIO_VSOCK_OP_RW:
             # OP_SHUTDOWN: record it, sk->sk_state_change(): wake the reader.
             sk.peer_shutdown = True
@@ -332,23 +337,14 @@ class Kworker(WorkerThread):
         if not self.virtio_transport_recv_enqueue(sk, pkt):
             self.virtio_transport_reset(sk, pkt)
             return False
-        self.vsock_data_ready(sk, batch)
-        return True
-
-    def vsock_data_ready(self, sk: GuestSock, batch: RxBatch | None) -> None:
-        """af_vsock.c: sk_data_ready() once rx_bytes reaches SO_RCVLOWAT.
-
-        Patch 5 turns it into a flag, set once the low watermark is met; the
-        one deferred callback comes in virtio_transport_rx_batch_finish().
-        """
-        c = self.c
         if batch is not None and self.vsock.spec.defer_data_ready:
-            self.work(c.data_ready_flag_ns)
+            self.work(c.data_ready_flag_ns)         # READ_ONCE(sk->sk_data_ready), the flag
             if not batch.data_ready_pending and (sk.rx_bytes >= sk.rcvlowat or sk.done):
                 batch.data_ready_pending = True
-            return
-        self.work(c.data_ready_ns)
-        sk.vsock_data_ready(self)
+        else:
+            self.work(c.data_ready_ns)
+            sk.vsock_data_ready(self)
+        return True
 
     # ---- virtio_transport_recv_enqueue() ---------------------------------------------------
     def virtio_transport_recv_enqueue(self, sk: GuestSock, pkt: Packet) -> bool:
@@ -361,13 +357,14 @@ class Kworker(WorkerThread):
             self.virtio_transport_collapse_rx_queue(sk, len(q) + 2 - sk.queue_max)
         if not self.virtio_transport_inc_rx_pkt(sk, length):
             return False
-        # Tail-copy into the last skb: it must have room for the payload and a
-        # byte to spare (sk_buff: skb->len < skb_tailroom(last_skb)), or just
-        # the payload (virtio_vsock_pkt: len <= buf_len - last_pkt->len).
+        # Tail-copy into the last queued skb, if this packet is small and fits.
         if length <= kernel.GOOD_COPY_LEN and q:
             last = q[-1]
-            room = last.room - 1 if self.vsock.spec.skb else last.room
-            if length <= room:
+            if self.vsock.spec.skb:
+                fits = length < last.room           # skb->len < skb_tailroom(last_skb)
+            else:
+                fits = length <= last.room          # pkt->len <= last_pkt->buf_len - last_pkt->len
+            if fits:
                 last.len += length                  # memcpy(skb_put(last_skb, len), ...)
                 last.room -= length
                 # then kfree_skb(skb), here on the worker's CPU

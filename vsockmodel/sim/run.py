@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..model import kernel
 from ..model.costs import Costs
-from ..model.params import Params, make_params
+from ..model.params import Params, check_path_costs, make_params
 from .engine import Cpu, Sim
 from .errors import Deadlock
 from .guest import Kworker, VirtioVsock
@@ -38,6 +38,7 @@ def simulate(p: Params, costs: Costs) -> Result:
         raise ValueError(f"params: expected a vsockmodel.Params, got {type(p).__name__}")
     if not isinstance(costs, Costs):
         raise ValueError(f"costs: expected a vsockmodel.Costs, got {type(costs).__name__}")
+    check_path_costs(costs)
     m = Machine(p, costs)
     m.start()
     try:
@@ -173,7 +174,7 @@ def _result(m: Machine) -> Result:
                   "work_runs": m.vsock.rx_work.runs + m.vsock.tx_work.runs,
                   "refill_bufs": rx.posted, "tx_done": tx.taken, "kicks": rx.kicks,
                   "tail_frees": st.tail_copies + st.collapsed_skbs + st.collapse_allocs,
-                  "tail_copy_bytes": st.tail_copy_bytes, "deferred_data_ready": st.deferred_data_ready,
+                  "tail_copy_bytes": st.tail_copy_bytes, "data_ready_calls": st.data_ready_calls,
                   "wakes_sent": sum(k.wakes_sent for k in kworkers),
                   "sleeps": sum(k.sleeps for k in kworkers), "busy_ns": cpu1_busy}
     wakeups = {t.name: st.wakeups[t.name] for t in m.tasks}

@@ -138,12 +138,16 @@ class GuestSock:
         self.slock.spin_unlock(task)
 
     # ---- the socket's callbacks -------------------------------------------------------
-    def sk_data_ready(self, task: Task, via: str = "sk_data_ready") -> None:
+    def sk_data_ready(self, task: Task) -> None:
         """sock_def_readable(): wake what sleeps on sk_sleep(sk), if anything does.
 
         The call itself is part of the caller's step cost; each task woken
         costs the waker a try_to_wake_up().
         """
+        self.sim.tracepoints.sk_data_ready(task)               # trace_sk_data_ready()
+        self.wake_sleepers(task, "sk_data_ready")
+
+    def wake_sleepers(self, task: Task, via: str) -> None:
         if self.sk_wq.active():                              # skwq_has_sleeper()
             self.sk_wq.wake_up(task, via=via)
 
@@ -157,7 +161,7 @@ class GuestSock:
         the reader exactly as sk_data_ready does, whether data came or not. (A
         reader waiting in poll() for POLLIN would filter the key and sleep on.)
         """
-        self.sk_data_ready(task, via=via)
+        self.wake_sleepers(task, via)
 
     def vsock_data_ready(self, task: Task) -> None:
         """af_vsock.c vsock_data_ready(): notify once rx_bytes reaches SO_RCVLOWAT."""
@@ -166,8 +170,8 @@ class GuestSock:
 
     def sk_state_change(self, task: Task) -> None:
         """sock_def_wakeup(): wake the reader whatever is queued."""
-        self.sk_data_ready(task, via="sk_state_change")
+        self.wake_sleepers(task, "sk_state_change")
 
     def sk_error_report(self, task: Task) -> None:
         """sock_def_error_report(): after a reset, wake a reader sleeping for data."""
-        self.sk_data_ready(task, via="sk_error_report")
+        self.wake_sleepers(task, "sk_error_report")

@@ -33,7 +33,7 @@ class Stats:
     collapses: int = 0           # virtio_transport_collapse_rx_queue calls
     collapsed_skbs: int = 0      # skbs copied into a collapsed skb (and freed) by collapse
     collapse_allocs: int = 0     # collapsed skbs allocated by collapse
-    deferred_data_ready: int = 0  # patch 5: sock_def_readable() calls after a batch unlocked
+    data_ready_calls: int = 0    # sock_def_readable() calls (trace_sk_data_ready)
     recv_calls: int = 0
     trace_truncated: bool = False   # the trace reached Sim.MAX_TRACE_EVENTS
     resets: int = 0
@@ -108,6 +108,10 @@ class Tracepoints:
         st.reset_reason = (f"ENOBUFS: rx_queue had {len(sk.rx_queue)} skb(s), buf_used "
                            f"{sk.buf_used} of {sk.buf_alloc}")
         task.log("reset", qlen=len(sk.rx_queue))
+
+    def sk_data_ready(self, task: "Task") -> None:
+        """sock_def_readable() ran (the kernel's trace_sk_data_ready)."""
+        self.stats.data_ready_calls += 1
 
     def lock_released(self, task: "Task") -> None:
         """The guest socket's lock was released: an RX worker's hold is one batch

@@ -12,6 +12,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from .sock import SOCKET_WAKEUPS
+
 LOCK_ACTORS = ("worker", "reader")
 
 
@@ -79,4 +81,54 @@ def shares(spans: list[Span], t0_ns: float, t1_ns: float) -> dict[str, float]:
         overlap = min(s.end_ns, t1_ns) - max(s.start_ns, t0_ns)
         if overlap > 0:
             out[f"{s.actor} {s.kind}"] += overlap / width
+    return out
+
+
+# ---- wake-ups ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Wake:
+    """One wake-up of a guest task, read from a trace.
+
+    ``waker`` woke ``wakee`` through ``via``: a socket callback
+    (``sk_write_space``, ``sk_data_ready``, ``sock_wfree``: the reader, asleep
+    in ``recv()`` for data) or ``release_sock`` (a task asleep in
+    ``__lock_sock`` for the lock). ``t_sent_ns`` is when the waker's
+    ``try_to_wake_up`` ran; ``t_run_ns`` when the wakee next acted: it took the
+    lock (``useful``) or found it owned again and went back to sleep (futile).
+    """
+
+    waker: str
+    wakee: str
+    via: str
+    t_sent_ns: float
+    t_run_ns: float
+    useful: bool
+
+    @property
+    def latency_ns(self) -> float:
+        """From the wake-up to the wakee's first step: its vCPU's wake-up, the
+        context switch back in and the lock attempt."""
+        return self.t_run_ns - self.t_sent_ns
+
+
+def wakeups(trace: list) -> list[Wake]:
+    """Every wake-up of the RX worker or the reader for the socket's sake, in time order.
+
+    Built on the engine's ``wake_<task>`` events (the waker as actor, ``via``
+    the callback: sk_data_ready, sk_write_space, sock_wfree, release_sock,
+    sk_state_change); a kworker woken by its interrupt is not one. The wakee's
+    next ``lock`` makes the wake-up useful, its next ``futile_wakeup`` futile.
+    A wake-up whose wakee has not acted when the trace ends is left out.
+    """
+    out: list[Wake] = []
+    pending: dict[str, tuple[str, str, float]] = {}     # wakee -> (waker, via, t_sent)
+    for t, actor, event, info in sorted(trace, key=lambda e: e[0]):
+        if event.startswith("wake_"):
+            wakee = event[len("wake_"):]
+            if wakee in LOCK_ACTORS and info.get("via") in SOCKET_WAKEUPS:
+                pending[wakee] = (actor, info["via"], t)
+        elif event in ("lock", "futile_wakeup") and actor in pending:
+            waker, via, sent = pending.pop(actor)
+            out.append(Wake(waker, actor, via, sent, t, event == "lock"))
     return out

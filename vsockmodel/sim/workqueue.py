@@ -61,6 +61,11 @@ class WorkerThread(Task):
         self.wakers: tuple[Task, ...] = ()   # who queues work here (set when the run is wired)
         self.current: Work | None = None
 
+    @property
+    def alone_on_cpu(self) -> bool:
+        """Nothing else runs on this thread's CPU (so it may idle without giving it up)."""
+        return len(self.cpu.wakers) <= 1
+
     # ---- the producer's side ----------------------------------------------------------
     def queue(self, work: Work, at: float, by: str = "irq") -> bool:
         """queue_work() / vhost_work_queue() at time ``at`` (``by``: who, for the
@@ -114,7 +119,7 @@ class WorkerThread(Task):
         items = self.items
         while True:
             horizon = self.horizon()
-            if items and items[0][0] <= horizon:
+            if items and items[0][0] <= horizon and (items[0][0] <= self.t or self.alone_on_cpu):
                 at, _, work = heapq.heappop(items)
                 work.pending = False
                 if at > self.t:

@@ -28,6 +28,25 @@ def cache_dir() -> Path:
     return Path(base) / "vsockmodel"
 
 
+def usable_cache_dir() -> Path:
+    """``cache_dir()``, created if need be; a ValueError naming the variable that
+    chose it when it is not a directory the model can write to (a file, say)."""
+    path = cache_dir()
+    var = ("VSOCKMODEL_CACHE" if os.environ.get("VSOCKMODEL_CACHE")
+           else "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "HOME")
+    fix = "set VSOCKMODEL_CACHE to a directory the model may write its cache in"
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{var}: the run cache {str(path)!r} is a file, not a directory; {fix}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{var}: the run cache {str(path)!r} cannot be made a directory "
+                         f"({exc.strerror or exc}); {fix}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"{var}: the run cache {str(path)!r} is not writable; {fix}")
+    return path
+
+
 # What a model result depends on: the model's rules and data, the simulation,
 # the scenarios, and the study code that runs and scores them. Not the book
 # kit (figures, widgets, style) nor the lab: a styling edit recomputes nothing.
@@ -54,7 +73,7 @@ def memory():
     """The joblib.Memory that stores cached results."""
     from joblib import Memory
 
-    return Memory(location=cache_dir(), verbose=0)
+    return Memory(location=usable_cache_dir(), verbose=0)
 
 
 def _simulate_for_digest(digest: str, params, costs):

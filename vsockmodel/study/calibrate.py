@@ -77,12 +77,32 @@ THROUGHPUT_TABLE = "v1_all_fixed64k"
 THROUGHPUT_STATES = (("baseline", "baseline"), ("p1-p5", "p1-p5"))
 TIMING = {
     "host_send_ns": (1000.0, 2000.0),
-    "vhost_copy_byte_ns": (0.3, 1.4),
+    "host_copy_byte_ns": (0.05, 1.5),
+    "vhost_copy_byte_ns": (0.05, 1.4),
     "vcpu_wake_short_ns": (2000.0, 10000.0),
 }
+# Priors that only some hypotheses use, fitted only under them.
+TIMING_IF = {
+    ("copy_model", "two-rate"): {"copy_hot_byte_ns": (0.02, 0.5)},
+    ("ipi_virtualization", False): {"ipi_exit_ns": (1000.0, 2500.0)},
+}
 TIMING_SEEDS = (21, 22)
-TIMING_PACKETS = 4000
-TIMING_EVALUATIONS = 24
+TIMING_PACKETS = 3000
+TIMING_EVALUATIONS = 30
+
+
+def timing_priors(hypothesis: dict | None = None) -> dict:
+    """The timing priors stage 2 fits under a hypothesis (its switches), with their ranges."""
+    out = dict(TIMING)
+    for (name, value), extra in TIMING_IF.items():
+        if (hypothesis or {}).get(name, _schema_default(name)) == value:
+            out.update(extra)
+    return out
+
+
+def _schema_default(name: str):
+    from ..model.schema import BY_NAME
+    return BY_NAME[name].default
 
 FITTED = {name for names in GROUPS.values() for name in names}
 
@@ -108,7 +128,8 @@ def _counts(variant: str, ops: dict) -> dict[str, float]:
         "rx_fill_buf_ns": ops["refill_bufs"], "tail_free_ns": ops["tail_frees"],
         "lookup_ns": holds, "lock_ns": holds, "unlock_ns": holds,
         "write_space_ns": holds if spec.coalesce_write_space else pkts,
-        "data_ready_ns": ops["deferred_data_ready"] if spec.defer_data_ready else pkts,
+        # patch 5: one sock_def_readable() per batch that met the watermark
+        "data_ready_ns": ops["data_ready_calls"] if spec.defer_data_ready else pkts,
         "irq_ns": ops["interrupts"], "worker_run_ns": ops["work_runs"],
         "tx_work_ns": ops["tx_done"],
         # the scheduler's work: priors, in no group
@@ -126,15 +147,16 @@ def _worker_ops(args) -> tuple[dict, dict]:
     """One seeded run of stage 1: (operation counts, worker_ops) (top level, for worker processes)."""
     from ..sim.run import simulate
 
-    costs_dict, variant, payload, seed = args
-    p, _ = make_params(variant=variant, payload=payload, seed=seed, transfer=_transfer(variant, payload))
+    costs_dict, variant, payload, seed, hypothesis = args
+    p, _ = make_params(variant=variant, payload=payload, seed=seed, transfer=_transfer(variant, payload),
+                       **hypothesis)
     ops = simulate(p, Costs(**costs_dict)).worker_ops
     return _counts(variant, ops), ops
 
 
-def _simulate_counts(costs: Costs, configs: list, pool) -> dict:
+def _simulate_counts(costs: Costs, configs: list, pool, hypothesis: dict) -> dict:
     """(variant, payload) -> (operation counts per received byte, busy ns per byte), over SEEDS."""
-    tasks = [(costs.to_dict(), v, p, s) for v, p in configs for s in SEEDS]
+    tasks = [(costs.to_dict(), v, p, s, hypothesis) for v, p in configs for s in SEEDS]
     results = list(pool.map(_worker_ops, tasks)) if pool else [_worker_ops(t) for t in tasks]
     out = {}
     for i, config in enumerate(configs):
@@ -165,7 +187,7 @@ def rows() -> list[dict]:
 
 
 def fit_cycles(priors: Costs | None = None, iterations: int = ITERATIONS, progress=None,
-               pool=None) -> dict:
+               pool=None, hypothesis: dict | None = None) -> dict:
     """Stage 1: the RX worker's cost groups against the CPU1 cycles per byte."""
     import numpy as np
     from scipy.optimize import lsq_linear
@@ -177,7 +199,7 @@ def fit_cycles(priors: Costs | None = None, iterations: int = ITERATIONS, progre
     costs = priors
     history = []
     for it in range(iterations):
-        counts = _simulate_counts(costs, configs, pool)
+        counts = _simulate_counts(costs, configs, pool, hypothesis or {})
         if progress:
             progress(it, it + 1, iterations + 1)
         # Design matrix: cycles per byte contributed by each group at prior values.
@@ -210,7 +232,7 @@ def fit_cycles(priors: Costs | None = None, iterations: int = ITERATIONS, progre
                         "rms_pct": float(100 * np.sqrt(np.mean(rel ** 2)))})
     # Final check with the fitted costs: simulated (not linearised) cycles per byte.
     checked = []
-    final = _simulate_counts(costs, configs, pool)
+    final = _simulate_counts(costs, configs, pool, hypothesis or {})
     for r in data:
         _, busy_per_byte = final[(r["variant"], r["payload"])]
         predicted = busy_per_byte * costs.clock_ghz
@@ -238,28 +260,32 @@ def _throughput(args) -> float:
     """One seeded run of stage 2 (top level, for worker processes)."""
     from ..sim.run import simulate
 
-    costs_dict, variant, payload, seed = args
+    costs_dict, variant, payload, seed, hypothesis = args
     p, _ = make_params(variant=variant, payload=payload, seed=seed,
-                       transfer=make_params(variant=variant, payload=payload)[0].transfer_for(TIMING_PACKETS))
+                       transfer=make_params(variant=variant, payload=payload)[0].transfer_for(TIMING_PACKETS),
+                       **hypothesis)
     return simulate(p, Costs(**costs_dict)).throughput_gbps
 
 
-def _predicted(costs: Costs, data: list[dict], pool) -> list[float]:
-    tasks = [(costs.to_dict(), r["variant"], r["payload"], s) for r in data for s in TIMING_SEEDS]
+def _predicted(costs: Costs, data: list[dict], pool, hypothesis: dict) -> list[float]:
+    tasks = [(costs.to_dict(), r["variant"], r["payload"], s, hypothesis) for r in data for s in TIMING_SEEDS]
     values = list(pool.map(_throughput, tasks)) if pool else [_throughput(t) for t in tasks]
     n = len(TIMING_SEEDS)
     return [sum(values[i * n:(i + 1) * n]) / n for i in range(len(data))]
 
 
-def fit_timing(costs: Costs, evaluations: int = TIMING_EVALUATIONS, progress=None, pool=None) -> dict:
-    """Stage 2: the TIMING priors, within their ranges, against the absolute
+def fit_timing(costs: Costs, evaluations: int = TIMING_EVALUATIONS, progress=None, pool=None,
+               hypothesis: dict | None = None) -> dict:
+    """Stage 2: the timing priors, within their ranges, against the absolute
     throughputs of THROUGHPUT_TABLE (both columns)."""
     from scipy.optimize import minimize
 
+    hypothesis = hypothesis or {}
+    priors = timing_priors(hypothesis)
     data = throughput_rows()
-    names = list(TIMING)
-    lo = [TIMING[n][0] for n in names]
-    hi = [TIMING[n][1] for n in names]
+    names = list(priors)
+    lo = [priors[n][0] for n in names]
+    hi = [priors[n][1] for n in names]
 
     def values_at(x) -> dict:
         return {n: float(lo[i] + min(1.0, max(0.0, float(x[i]))) * (hi[i] - lo[i]))
@@ -269,7 +295,7 @@ def fit_timing(costs: Costs, evaluations: int = TIMING_EVALUATIONS, progress=Non
 
     def rms(x, pool) -> float:
         trial = costs.with_(**values_at(x))
-        pred = _predicted(trial, data, pool)
+        pred = _predicted(trial, data, pool, hypothesis)
         err = math.sqrt(sum((p / r["measured"] - 1) ** 2 for p, r in zip(pred, data)) / len(data))
         # outside the box the objective grows with the distance, so the search comes back
         err += sum(max(0.0, -v, v - 1.0) for v in x)
@@ -284,15 +310,15 @@ def fit_timing(costs: Costs, evaluations: int = TIMING_EVALUATIONS, progress=Non
                    options={"maxfev": evaluations, "xatol": 0.02, "fatol": 1e-4,
                             "initial_simplex": _simplex(start)})
     fitted = values_at(res.x)
-    pred = _predicted(costs.with_(**fitted), data, pool)
+    pred = _predicted(costs.with_(**fitted), data, pool, hypothesis)
     rows = [dict(r, predicted=p, error_pct=100 * (p / r["measured"] - 1)) for p, r in zip(pred, data)]
     columns = {}
     for state, _ in THROUGHPUT_STATES:
         errs = [r["error_pct"] for r in rows if r["state"] == state]
         columns[state] = math.sqrt(sum(e * e for e in errs) / len(errs))
-    timing = {n: {"value": fitted[n], "low": TIMING[n][0], "high": TIMING[n][1],
-                  "at_bound": bool(min(fitted[n] - TIMING[n][0], TIMING[n][1] - fitted[n])
-                                   <= 0.01 * (TIMING[n][1] - TIMING[n][0]))}
+    timing = {n: {"value": fitted[n], "low": priors[n][0], "high": priors[n][1],
+                  "at_bound": bool(min(fitted[n] - priors[n][0], priors[n][1] - fitted[n])
+                                   <= 0.01 * (priors[n][1] - priors[n][0]))}
               for n in names}
     return {"timing": timing, "rows": rows, "rms_pct_by_state": columns,
             "evaluations": len(evaluated), "table": THROUGHPUT_TABLE, "seeds": list(TIMING_SEEDS),
@@ -310,8 +336,10 @@ def _simplex(start: list[float]) -> list[list[float]]:
 
 
 def fit(priors: Costs | None = None, iterations: int = ITERATIONS, progress=None,
-        timing_evaluations: int = TIMING_EVALUATIONS, jobs: int | None = None) -> dict:
-    """Both stages: the cycles, then the timing priors with the fitted cycles costs."""
+        timing_evaluations: int = TIMING_EVALUATIONS, jobs: int | None = None,
+        hypothesis: dict | None = None) -> dict:
+    """Both stages: the cycles, then the timing priors with the fitted cycles costs,
+    under a hypothesis (the schema's advanced switches; none given: their defaults)."""
     import contextlib
     import os
     from concurrent.futures import ProcessPoolExecutor
@@ -319,12 +347,12 @@ def fit(priors: Costs | None = None, iterations: int = ITERATIONS, progress=None
     priors = priors or Costs()
     jobs = jobs or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else contextlib.nullcontext() as pool:
-        cycles = fit_cycles(priors, iterations, pool=pool,
+        cycles = fit_cycles(priors, iterations, pool=pool, hypothesis=hypothesis,
                             progress=(lambda it, i, n: progress("cycles", i, n)) if progress else None)
         costs = priors.with_(**cycles["costs"])
-        timing = fit_timing(costs, timing_evaluations, pool=pool,
+        timing = fit_timing(costs, timing_evaluations, pool=pool, hypothesis=hypothesis,
                             progress=(lambda i, n: progress("throughput", i, n)) if progress else None)
-    return dict(cycles, timing=timing["timing"], timing_fit=timing)
+    return dict(cycles, timing=timing["timing"], timing_fit=timing, hypothesis=dict(hypothesis or {}))
 
 
 def apply(priors: Costs, scales: dict) -> Costs:
@@ -371,8 +399,9 @@ class CalibrationWriteError(OSError):
 
 
 def fitted_names() -> list[str]:
-    """Every cost the calibration sets: the cycles groups' and the timing priors."""
-    return [n for names in GROUPS.values() for n in names] + list(TIMING)
+    """Every cost the calibration may set: the cycles groups' and the timing priors."""
+    extra = [n for group in TIMING_IF.values() for n in group]
+    return [n for names in GROUPS.values() for n in names] + list(TIMING) + extra
 
 
 assert all(n in {f.name for f in fields(Costs)} for n in fitted_names())

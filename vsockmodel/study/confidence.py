@@ -18,12 +18,63 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 
 
+T_TABLE = "vsockmodel/study/data/student_t.json"
+LEVEL = "0.95"               # the level every interval of the book uses: the table must hold it
+
+
 @functools.lru_cache(maxsize=1)
 def _t_table() -> dict:
     """Student's t quantiles computed once with scipy (scripts/student-t-table):
-    the browser lab has no scipy, and a table gives every Python the same numbers."""
+    the browser lab has no scipy, and a table gives every Python the same numbers.
+
+    Checked on load: a missing, empty, truncated or non-UTF-8 file, or a
+    quantile that is not a finite number falling with the degrees of freedom
+    and above the normal distribution's, is one ValueError naming the file and
+    the field."""
+    again = "write it again with scripts/student-t-table"
     path = resources.files("vsockmodel.study").joinpath("data", "student_t.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{T_TABLE}: missing (Student's t quantiles); {again}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{T_TABLE}: not UTF-8 text ({exc.reason} at byte {exc.start}); {again}") from None
+    except ValueError as exc:                      # json.JSONDecodeError: empty or cut short
+        raise ValueError(f"{T_TABLE}: not JSON ({exc}); {again}") from None
+    _check_t_table(table, again)
+    return table
+
+
+def _check_t_table(table, again: str) -> None:
+    def bad(field: str, what: str) -> ValueError:
+        return ValueError(f"{T_TABLE}: {field}: {what}; {again}")
+
+    if not isinstance(table, dict):
+        raise bad("(top level)", f"expected an object, got {type(table).__name__}")
+    max_df = table.get("max_df")
+    if isinstance(max_df, bool) or not isinstance(max_df, int) or not 1 <= max_df <= 100_000:
+        raise bad("max_df", f"expected an integer in [1, 100000], got {max_df!r}")
+    columns = table.get("quantiles")
+    if not isinstance(columns, dict) or LEVEL not in columns:
+        raise bad("quantiles", f"expected an object with a column {LEVEL!r} (and others, e.g. '0.90')")
+    for level, column in columns.items():
+        field = f"quantiles[{level!r}]"
+        try:
+            p = float(level)
+        except ValueError:
+            raise bad(field, "the level is not a number such as '0.95'") from None
+        if not 0 < p < 1 or level != f"{p:.2f}":
+            raise bad(field, "the level must be written like '0.95', in (0, 1)")
+        if not isinstance(column, list) or len(column) != max_df:
+            raise bad(field, f"expected a list of max_df = {max_df} numbers")
+        normal = statistics.NormalDist().inv_cdf(0.5 + p / 2)
+        previous = math.inf
+        for df, t in enumerate(column, start=1):
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not normal < t < previous:
+                raise bad(f"{field}[{df - 1}]", f"{t!r} is out of range for df = {df}: expected a "
+                          f"finite number above the normal quantile {normal:.4f} and below the "
+                          f"previous value" + (f" {previous!r}" if df > 1 else ""))
+            previous = t
 
 
 def t_quantile(level: float, df: int) -> float:

@@ -102,6 +102,14 @@ STATES = frozenset({"baseline", "p1-p3", "p1-p5", "vhost-baseline", "vhost-used-
 UNITS = frozenset({"Gbit/s", "Mb/s", "us", "cycles/B", "%", "calls", "pairs"})
 VERSIONS = frozenset({"v1", "v2", "v3", "v4"})
 SERIES_PAYLOADS = (64, 256, 512, 1024, 4096, 8192, 16384, 65536)
+#: every table the module docstring lists: the packaged file must hold each one
+#: (a file cut short loses whole tables, and is named on load, not at a lookup)
+TABLES = ("v1_all_fixed64k", "v1_all_fixedsyscall", "v1_all_cycles", "v1_all_rtt",
+          "v1_p1p3_fixed64k", "v1_p1p3_fixedsyscall", "v1_p1p3_cycles",
+          "v1_p4p5_fixed64k", "v1_p4p5_fixedsyscall", "v1_p4p5_cycles",
+          "v2_all_fixed64k", "v2_all_fixedsyscall", "v2_all_rtt", "v2_all_cycles",
+          "v2_p1p3_fixed64k", "v2_p1p3_fixedsyscall", "v2_p1p3_rtt", "v2_p1p3_cycles",
+          "vhost_used_batch_throughput", "vhost_used_batch_host_worker", "skb_uperf")
 RTT_PAYLOADS = (64, 256, 4096)
 
 _SLUG = re.compile(r"^[a-z0-9_]+$")
@@ -137,13 +145,18 @@ class MeasurementRow:
 
 # --------------------------------------------------------------------------- I/O
 
+def _name(path, default_name) -> str:
+    """How errors name a data file: the packaged one by its place in the package."""
+    return f"vsockmodel/study/data/{default_name}" if path is None else str(path)
+
+
 def _read(path, default_name):
     """Return (display_name, text) of a CSV file: the packaged one when path is None."""
+    name = _name(path, default_name)
     if path is None:
-        name = f"vsockmodel/study/data/{default_name}"
         res = resources.files("vsockmodel.study").joinpath("data", default_name)
     else:
-        name, res = str(path), Path(path)
+        res = Path(path)
     try:
         text = res.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -204,8 +217,15 @@ def rows(path=None) -> list[MeasurementRow]:
 @functools.lru_cache(maxsize=1)
 def _packaged_rows() -> tuple[MeasurementRow, ...]:
     """The packaged table, read and checked once per process: it ships with the
-    package and does not change while it runs (the lab asks for it at every sweep point)."""
-    return tuple(_parse_rows(None))
+    package and does not change while it runs (the lab asks for it at every sweep point).
+    Every table of TABLES must be there."""
+    out = tuple(_parse_rows(None))
+    missing = [t for t in TABLES if t not in {r.table for r in out}]
+    if missing:
+        raise MeasurementsError(f"{_name(None, TABLES_FILE)}: table(s) {', '.join(missing)} missing "
+                                f"(the file is cut short, or a table was renamed); "
+                                f"expected every table of vsockmodel.study.measurements.TABLES")
+    return out
 
 
 def _parse_rows(path) -> list[MeasurementRow]:
@@ -232,6 +252,9 @@ def _parse_rows(path) -> list[MeasurementRow]:
         if payload <= 0:
             raise bad(f"payload must be a positive number of bytes, got {r['payload']!r}")
         value = _num(name, line, "value", r["value"])
+        if r["state"] != "change" and value <= 0:
+            raise bad(f"value must be positive for metric {r['metric']!r} (a measured "
+                      f"{r['unit']}), got {r['value']!r}")
         lo = _num(name, line, "ci_low", r["ci_low"]) if r["ci_low"].strip() else None
         hi = _num(name, line, "ci_high", r["ci_high"]) if r["ci_high"].strip() else None
         if (lo is None) != (hi is None):
@@ -257,14 +280,16 @@ def table(name, metric=None, path=None) -> list[MeasurementRow]:
     """Rows of table ``name`` (optionally only ``metric``), in file order."""
     all_rows = rows(path)
     got = [r for r in all_rows if r.table == name]
+    where = _name(path, TABLES_FILE)
     if not got:
         known = sorted({r.table for r in all_rows})
-        raise MeasurementsError(f"unknown table {name!r}; known tables: {', '.join(known)}")
+        raise MeasurementsError(f"{where}: unknown table {name!r}; known tables: {', '.join(known)}")
     if metric is not None:
         got = [r for r in got if r.metric == metric]
         if not got:
             have = sorted({r.metric for r in all_rows if r.table == name})
-            raise MeasurementsError(f"table {name!r} has no metric {metric!r}; it has: {', '.join(have)}")
+            raise MeasurementsError(f"{where}: table {name!r} has no metric {metric!r}; "
+                                    f"it has: {', '.join(have)}")
     return got
 
 
@@ -317,5 +342,7 @@ def testbed(path=None) -> list[dict]:
         d = dict(r)
         for col in ("payload", "transfer_bytes", "writes"):
             d[col] = _num(name, line, col, r[col], int)
+            if d[col] <= 0:
+                raise MeasurementsError(f"{name}, line {line}: column {col!r} must be positive, got {r[col]!r}")
         out.append(d)
     return out

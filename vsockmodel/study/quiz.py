@@ -22,12 +22,12 @@ from typing import Callable
 
 from ..model import kernel
 from ..model.params import make_params
-from ..model.units import fmt_size, parse_int
+from ..model.units import fmt_size, parse_int, quote
 from ..scenarios.starvation import starvation
 from .cache import cached_run
 from .replications import compare
 
-CHAPTERS = (1, 2, 3, 4, 5)
+CHAPTERS = (1, 2, 3, 4, 5, 6)
 MAX_SEED = 2**31 - 1
 PAIRS = 3                    # seeds of a comparison problem: enough for an interval, quick in the lab
 
@@ -44,6 +44,12 @@ class Problem:
     explanation: str
     settings: dict = field(default_factory=dict)   # vsockmodel.run's settings, for the lab
     yes_no: bool = False
+    code: str = ""                # Python that prints ``answer``: the model's call, seeds included
+
+    @property
+    def command(self) -> str:
+        """The shell command that computes the model's answer (``code``, run by Python)."""
+        return f'python -c "{self.code}"'
 
     @property
     def answer_text(self) -> str:
@@ -62,9 +68,9 @@ class Problem:
 
     def to_dict(self, answers: bool = True) -> dict:
         d = asdict(self)
-        d.update(answer_text=self.answer_text, tolerance_text=self.tolerance_text)
+        d.update(answer_text=self.answer_text, tolerance_text=self.tolerance_text, command=self.command)
         if not answers:
-            for k in ("answer", "answer_text", "explanation"):
+            for k in ("answer", "answer_text", "explanation", "code", "command"):
                 d.pop(k)
         return d
 
@@ -75,6 +81,19 @@ def _round(x: float, scale: float) -> str:
         return str(int(x))
     digits = max(0, min(4, -int(math.floor(math.log10(scale))) if scale > 0 else 3))
     return f"{x:.{digits}f}"
+
+
+def _code(expr: str, imports: str = "import vsockmodel as vm") -> str:
+    """Python that prints ``expr``: what a problem's ``code`` holds. It goes
+    inside double quotes on a command line, so ``expr`` uses single ones."""
+    assert '"' not in expr and "$" not in expr, expr
+    return f"{imports}; print({expr})"
+
+
+def _call(fn: str, *args, **kwargs) -> str:
+    """``vm.fn(args, k=v, ...)`` as the answer's code writes it: the model's own API."""
+    given = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"vm.{fn}({', '.join(given)})"
 
 
 def _payload(rng: random.Random, low: int = 64, high: int = 65536) -> int:
@@ -97,7 +116,8 @@ def _packets_per_write(rng, seed):
                    f"{kernel.VIRTIO_VSOCK_HDR_SIZE} B header; the sender cuts skbs of at most "
                    f"{fmt_size(kernel.VIRTIO_VSOCK_MAX_PKT_BUF_SIZE)} and vhost splits each over buffers: "
                    f"{p.packets_per_write} buffers.",
-                   {"variant": variant, "payload": payload})
+                   {"variant": variant, "payload": payload},
+                   code=_code(f"{_call('make_params', variant=variant, payload=payload)}[0].packets_per_write"))
 
 
 def _skb_gain(rng, seed):
@@ -112,7 +132,9 @@ def _skb_gain(rng, seed):
                    f"The model, {PAIRS} paired seeds from {seed}: {c.change_pct:+.1f} % "
                    f"(95 % interval {lo:+.1f} to {hi:+.1f} %). One allocation and one descriptor per "
                    f"buffer instead of two, but every variant keeps its per-packet lock.",
-                   {"variant": "baseline", "payload": payload})
+                   {"variant": "baseline", "payload": payload},
+                   code=_code(_call("compare", "pre-skb", "baseline", replications=PAIRS, payload=payload, seed=seed)
+                              + ".change_pct"))
 
 
 def _cycles_per_byte(rng, seed):
@@ -126,7 +148,8 @@ def _cycles_per_byte(rng, seed):
                    f"The model's worker was busy {100 * r.utilization['worker']:.0f} % of the run; "
                    f"its busy time at the clock rate over the bytes received is "
                    f"{r.rx_cycles_per_byte:.3g} cycles/B. Per-packet costs dominate small writes.",
-                   {"variant": variant, "payload": payload, "seed": seed})
+                   {"variant": variant, "payload": payload, "seed": seed},
+                   code=_code(_call("run", variant=variant, payload=payload, seed=seed) + ".rx_cycles_per_byte"))
 
 
 # ---- chapter 2: one lock per packet ----------------------------------------------------
@@ -140,7 +163,9 @@ def _recv_calls(rng, seed):
                    r.recv_per_write, "calls", max(0.05, 0.1 * r.recv_per_write),
                    f"{r.recv_calls} recv() calls for {r.writes} writes: a reader woken before the "
                    f"whole write has arrived returns what is queued (SO_RCVLOWAT is 1).",
-                   {"variant": "baseline", "payload": payload, "recv_size": payload, "seed": seed})
+                   {"variant": "baseline", "payload": payload, "recv_size": payload, "seed": seed},
+                   code=_code(_call("run", variant="baseline", payload=payload, recv_size=payload, seed=seed)
+                              + ".recv_per_write"))
 
 
 def _futile(rng, seed):
@@ -153,7 +178,9 @@ def _futile(rng, seed):
                    per_k, "per 1000 packets", max(2.0, 0.25 * per_k),
                    f"{r.futile_wakeups} futile wake-ups in {r.packets} packets: the worker takes "
                    f"lock_sock for every packet, and a woken reader often finds it owned again.",
-                   {"variant": "baseline", "payload": payload, "seed": seed})
+                   {"variant": "baseline", "payload": payload, "seed": seed},
+                   code=_code(f"1000 * (r := {_call('run', variant='baseline', payload=payload, seed=seed)})"
+                              ".futile_wakeups / r.packets"))
 
 
 def _lock_wait(rng, seed):
@@ -166,7 +193,9 @@ def _lock_wait(rng, seed):
                    share, "%", 5.0,
                    f"Busy {100 * r.worker_time()['busy']:.0f} %, waiting for the lock {share:.0f} %, "
                    f"idle the rest: the reader holds the lock while it copies data out.",
-                   {"variant": "baseline", "payload": payload, "seed": seed})
+                   {"variant": "baseline", "payload": payload, "seed": seed},
+                   code=_code(f"100 * {_call('run', variant='baseline', payload=payload, seed=seed)}"
+                              ".worker_time()['lock_wait']"))
 
 
 # ---- chapter 3: batched RX -------------------------------------------------------------
@@ -181,7 +210,9 @@ def _batch_gain(rng, seed):
                    c.change_pct, "%", max(8.0, (hi - lo) / 2),
                    f"The model, {PAIRS} paired seeds from {seed}: {c.change_pct:+.1f} % "
                    f"(95 % interval {lo:+.1f} to {hi:+.1f} %).",
-                   {"variant": "p1-p5", "payload": payload})
+                   {"variant": "p1-p5", "payload": payload},
+                   code=_code(_call("compare", "baseline", "p1-p5", replications=PAIRS, payload=payload, seed=seed)
+                              + ".change_pct"))
 
 
 def _batch_size(rng, seed):
@@ -195,7 +226,9 @@ def _batch_size(rng, seed):
                    mean, "packets", max(0.5, 0.1 * mean),
                    f"{r.batch_pkts['count']} lock holds, {mean:.1f} packets each on average, at most "
                    f"{r.batch_pkts['max']}: a batch also ends when the used ring is empty.",
-                   {"variant": "p1-p3", "payload": payload, "batch_pkts": limit, "seed": seed})
+                   {"variant": "p1-p3", "payload": payload, "batch_pkts": limit, "seed": seed},
+                   code=_code(_call("run", variant="p1-p3", payload=payload, batch_pkts=limit, seed=seed)
+                              + ".batch_pkts['mean']"))
 
 
 def _used_publishes(rng, seed):
@@ -208,10 +241,13 @@ def _used_publishes(rng, seed):
                    per_k, "per 1000 buffers", max(1.0, 0.2 * per_k),
                    f"{r.counters['used_publishes']} publishes for {r.packets} buffers: one "
                    f"vhost_add_used_n() per run of vhost_transport_do_send_pkt(), not one per buffer.",
-                   {"variant": "baseline", "payload": payload, "vhost_used_batch": True, "seed": seed})
+                   {"variant": "baseline", "payload": payload, "vhost_used_batch": True, "seed": seed},
+                   code=_code("1000 * (r := " + _call("run", variant="baseline", payload=payload,
+                                                       vhost_used_batch=True, seed=seed)
+                              + ").counters['used_publishes'] / r.packets"))
 
 
-# ---- chapter 4: metadata slots and notification deferral ------------------------------
+# ---- chapter 4: metadata slots -------------------------------------------------------
 
 def _queue_max(rng, seed):
     buffer = rng.choice([512, 1024, 1536, 2048, 4096, 8192, 65536])
@@ -222,7 +258,8 @@ def _queue_max(rng, seed):
                    kernel.queue_max(p.buffer), "skbs", 0.0,
                    f"Each queued skb is charged SKB_TRUESIZE(0) = {kernel.SKB_TRUESIZE_0} B against "
                    f"buf_alloc: {buffer} // {kernel.SKB_TRUESIZE_0} = {kernel.queue_max(p.buffer)}.",
-                   {"buffer": buffer})
+                   {"buffer": buffer},
+                   code=_code(f"kernel.queue_max({buffer})", "from vsockmodel.model import kernel"))
 
 
 def _reset(rng, seed):
@@ -239,7 +276,59 @@ def _reset(rng, seed):
                    1.0 if r.reset else 0.0, "", 0.0,
                    (f"Reset: {r.reason}." if r.reset else f"No reset: both packets received.")
                    + " The reader must dequeue the first packet between the two for the second to fit.",
-                   {"variant": variant, "buffer": 1024, "payload": 256}, yes_no=True)
+                   {"variant": variant, "buffer": 1024, "payload": 256}, yes_no=True,
+                   code=_code(f"starvation(variant={variant!r}, buffer='1K', payload=256, headroom_check={check!r}, "
+                              f"reader_wake_ns={wake!r}).reset",
+                              "from vsockmodel.scenarios.starvation import starvation"))
+
+
+def _collapses(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3"])
+    buffer = rng.choice([2048, 4096, 8192, 16384])
+    r = cached_run(variant=variant, payload=256, buffer=buffer, seed=seed)
+    per_k = 1000 * r.counters["collapses"] / r.packets
+    return Problem(4, seed, "collapses in a stream",
+                   f"A stream of 256 B writes through a {fmt_size(buffer)} socket buffer "
+                   f"({kernel.queue_max(buffer)} metadata slots) on variant {variant}: how many times per "
+                   f"1000 packets does virtio_transport_collapse_rx_queue() run?",
+                   per_k, "per 1000 packets", max(1.0, 0.25 * per_k),
+                   f"{r.counters['collapses']} collapses in {r.packets} packets, {r.resets} resets: each "
+                   f"runs when the queue reaches queue_max, and merges runs of small skbs into fewer, "
+                   f"full ones, freeing more slots than the one packet needs.",
+                   {"variant": variant, "payload": 256, "buffer": buffer, "seed": seed})
+
+
+# ---- chapter 5: notification deferral ----------------------------------------------------
+
+def _reader_futile(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3", "p1-p5"])
+    payload = rng.choice([64, 256, 1024, 4096, 65536])
+    r = cached_run(variant=variant, payload=payload, seed=seed)
+    futile = r.futile_wakeups_by_task.get("reader", 0)
+    per_k = 1000 * futile / r.packets
+    return Problem(5, seed, "the reader's futile wake-ups",
+                   f"On variant {variant} with {fmt_size(payload)} writes, how many times per 1000 packets "
+                   f"is the reader woken only to find the socket lock owned?",
+                   per_k, "per 1000 packets", max(2.0, 0.25 * per_k),
+                   f"{futile} futile wake-ups of the reader in {r.packets} packets, of "
+                   f"{r.wakeups_by_task.get('reader', 0)} in all: a wake-up sent while the RX worker "
+                   f"still owns the socket (sk_write_space, sock_wfree) or just before it takes it again.",
+                   {"variant": variant, "payload": payload, "seed": seed})
+
+
+def _per_irq(rng, seed):
+    variant = rng.choice(["baseline", "p1-p3", "p1-p5"])
+    payload = rng.choice([64, 256, 1024, 4096, 65536])
+    r = cached_run(variant=variant, payload=payload, seed=seed)
+    per_irq = r.packets / r.counters["irqs"]
+    return Problem(5, seed, "packets per interrupt",
+                   f"On variant {variant} with {fmt_size(payload)} writes, how many guest RX buffers does "
+                   f"the RX worker take per RX interrupt, on average?",
+                   per_irq, "buffers", max(1.0, 0.15 * per_irq),
+                   f"{r.packets} buffers, {r.counters['irqs']} interrupts for "
+                   f"{r.counters['vhost_signals']} vhost_signal() calls: the worker takes buffers with "
+                   f"callbacks off (virtqueue_disable_cb) and vhost's signals meanwhile raise no interrupt.",
+                   {"variant": variant, "payload": payload, "seed": seed})
 
 
 def _p4p5(rng, seed):
@@ -247,72 +336,82 @@ def _p4p5(rng, seed):
     pairs = 2 * PAIRS                         # a small change: more pairs for a useful interval
     c = compare("p1-p3", "p1-p5", replications=pairs, payload=payload, seed=seed)
     lo, hi = c.change_ci
-    return Problem(4, seed, "patches 4 and 5",
+    return Problem(5, seed, "patches 4 and 5",
                    f"By how many per cent do patches 4 and 5 (p1-p3 to p1-p5) change the throughput "
                    f"with {fmt_size(payload)} writes?",
                    c.change_pct, "%", max(3.0, (hi - lo) / 2),
                    f"The model, {pairs} paired seeds from {seed}: {c.change_pct:+.1f} % "
                    f"(95 % interval {lo:+.1f} to {hi:+.1f} %): coalescing callbacks saves little "
                    f"CPU time and moves the reader's wake-up after the unlock.",
-                   {"variant": "p1-p5", "payload": payload})
+                   {"variant": "p1-p5", "payload": payload},
+                   code=_code(_call("compare", "p1-p3", "p1-p5", replications=pairs, payload=payload, seed=seed)
+                              + ".change_pct"))
 
 
-# ---- chapter 5: measuring --------------------------------------------------------------
+# ---- chapter 6: measuring --------------------------------------------------------------
 
 def _rtt(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 4096])
     r = cached_run(variant=variant, payload=payload, workload="pingpong", requests=200, seed=seed)
-    return Problem(5, seed, "round-trip time",
+    return Problem(6, seed, "round-trip time",
                    f"A ping-pong of {fmt_size(payload)} requests on variant {variant}: what is the "
                    f"model's mean round-trip time?",
                    r.rtt_us, "us", 0.1 * r.rtt_us,
                    f"Mean {r.rtt_us:.1f} us (p95 {r.rtt_p95_us:.1f} us) over 200 round trips: each "
                    f"crosses several wake-ups on both sides. (The series measured 120-224 us on its "
-                   f"test beds; chapter 5 says why the model does not reach that.)",
+                   f"test beds; chapter 6 says why the model does not reach that.)",
                    {"variant": variant, "payload": payload, "workload": "pingpong", "requests": 200,
-                    "seed": seed})
+                    "seed": seed},
+                   code=_code(_call("run", variant=variant, payload=payload, workload="pingpong", requests=200,
+                                    seed=seed)
+                              + ".rtt_us"))
 
 
 def _throughput(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([64, 256, 1024, 4096, 65536])
     r = cached_run(variant=variant, payload=payload, seed=seed)
-    return Problem(5, seed, "throughput",
+    return Problem(6, seed, "throughput",
                    f"On the series' test bed (fixed 64 KiB recv(), 256 KiB socket buffer), what "
                    f"throughput does the model give variant {variant} with {fmt_size(payload)} writes?",
                    r.throughput_gbps, "Gbit/s", 0.1 * r.throughput_gbps,
                    f"{r.throughput_gbps:.3f} Gbit/s over the measurement window of one run "
                    f"(seed {seed}).",
-                   {"variant": variant, "payload": payload, "seed": seed})
+                   {"variant": variant, "payload": payload, "seed": seed},
+                   code=_code(_call("run", variant=variant, payload=payload, seed=seed) + ".throughput_gbps"))
 
 
 def _recv_64k(rng, seed):
     variant = rng.choice(["baseline", "p1-p5"])
     payload = rng.choice([16384, 65536])
     r = cached_run(variant=variant, payload=payload, recv_size=payload, seed=seed)
-    return Problem(5, seed, "recv() calls at large writes",
+    return Problem(6, seed, "recv() calls at large writes",
                    f"The series' fixed-syscall test at {fmt_size(payload)} (recv() of the write size), "
                    f"variant {variant}: how many recv() calls per write does the model make?",
                    r.recv_per_write, "calls", max(0.05, 0.1 * r.recv_per_write),
                    f"{r.recv_calls} calls for {r.writes} writes. A write of several packets is read "
                    f"in pieces when the reader wakes before its last packet is queued.",
-                   {"variant": variant, "payload": payload, "recv_size": payload, "seed": seed})
+                   {"variant": variant, "payload": payload, "recv_size": payload, "seed": seed},
+                   code=_code(_call("run", variant=variant, payload=payload, recv_size=payload, seed=seed)
+                              + ".recv_per_write"))
 
 
 KINDS: dict[int, tuple[Callable, ...]] = {
     1: (_packets_per_write, _skb_gain, _cycles_per_byte),
     2: (_recv_calls, _futile, _lock_wait),
     3: (_batch_gain, _batch_size, _used_publishes),
-    4: (_queue_max, _reset, _p4p5),
-    5: (_rtt, _throughput, _recv_64k),
+    4: (_queue_max, _reset, _collapses),
+    5: (_reader_futile, _per_irq, _p4p5),
+    6: (_rtt, _throughput, _recv_64k),
 }
 
 
 def checked_args(chapter, seed) -> tuple[int, int]:
-    chapter = parse_int(chapter, "chapter", "1 to 5")
+    allowed = f"{CHAPTERS[0]} to {CHAPTERS[-1]}"
+    chapter = parse_int(chapter, "chapter", allowed)
     if chapter not in CHAPTERS:
-        raise ValueError(f"chapter: {chapter} has no problems; allowed 1 to 5")
+        raise ValueError(f"chapter: {chapter} has no problems; allowed {allowed}")
     seed = parse_int(seed, "seed", f"[0, {MAX_SEED}]")
     if not 0 <= seed <= MAX_SEED:
         raise ValueError(f"seed: {seed} is out of range; allowed [0, {MAX_SEED}]")
@@ -339,19 +438,40 @@ def check(p: Problem, given) -> dict:
     text = str(given).strip().lower()
     if p.yes_no:
         if text not in _YES | _NO:
-            raise ValueError(f"answer: {given!r} is not yes or no")
+            raise ValueError(f"answer: {quote(given)} is not yes or no")
         value = 1.0 if text in _YES else 0.0
         correct = value == p.answer
     else:
         m = _NUMBER.match(text)
         if not m:
-            raise ValueError(f"answer: cannot read {given!r} as a number (in {p.unit or 'plain numbers'})")
-        value = float(m.group(1))
+            raise ValueError(f"answer: cannot read {quote(given)} as a number (in {p.unit or 'plain numbers'})")
+        value = float(m.group(1))         # "1e999", or 5,000 digits: inf, which no answer is
         correct = abs(value - p.answer) <= p.tolerance + 1e-9 * max(1.0, abs(p.answer))
+        if not math.isfinite(value):
+            value = None                  # not a number JSON can carry
     return {"correct": correct, "given": value, "answer": p.answer, "answer_text": p.answer_text,
-            "tolerance_text": p.tolerance_text, "explanation": p.explanation}
+            "tolerance_text": p.tolerance_text, "explanation": p.explanation, "command": p.command}
 
 
-def key(chapter, seeds) -> list[Problem]:
-    """The answer key for a range of seeds (what an instructor checks answers against)."""
-    return [problem(chapter, s) for s in seeds]
+# A key runs up to a dozen model runs per seed: it is bounded by its number of
+# seeds (two rooms of 30), and computed one problem at a time so that the
+# command line shows each line as it comes (Ctrl-C stops it).
+MAX_KEY_SEEDS = 60
+
+
+def key_seeds(chapter, text) -> range:
+    """The seeds of an answer key, "FIRST-LAST" (or one seed), checked before anything runs."""
+    first, sep, last = str(text).strip().partition("-")
+    allowed = f"a range of at most {MAX_KEY_SEEDS} seeds in [0, {MAX_SEED}] such as 1-30"
+    lo = parse_int(first, "key", allowed)
+    hi = parse_int(last if sep else first, "key", allowed)
+    if not 0 <= lo <= hi <= MAX_SEED or hi - lo >= MAX_KEY_SEEDS:
+        raise ValueError(f"key: {quote(str(text))} is out of range; allowed {allowed}")
+    checked_args(chapter, lo)
+    return range(lo, hi + 1)
+
+
+def key(chapter, seeds):
+    """The answer key for a range of seeds (what an instructor checks answers against),
+    one problem at a time."""
+    return (problem(chapter, s) for s in seeds)

@@ -21,17 +21,17 @@ from dataclasses import dataclass
 
 from ..model import kernel
 from .confidence import Estimate, mean_ci, paired_change_ci
-from ..model.params import MAX_REQUESTS, MAX_SEED, MAX_WORK, Params, make_params
-from ..model.units import check_int
+from ..model import budget
+from ..model.params import MAX_SEED, MAX_WORK, Params, make_params
+from ..model.units import MAX_DIGITS, QUOTE_CHARS, check_int, quote
 from ..sim.results import NUMERIC_FIELDS, Result
 
 MAX_REPLICATIONS = 64
-MAX_JOBS = 256
-# Work allowed in one call, over all its runs (packets plus recv() calls, as
-# Params.work counts them): enough for 64 pairs of default runs, and at most
-# about half a minute of CPU (spread over the worker processes).
-MAX_CALL_WORK = 3 * MAX_WORK
-MAX_CALL_REQUESTS = 4 * MAX_REQUESTS
+MAX_JOBS = 256                # accepted; worker_count() decides how many processes run
+# Memory: a worker process holds the model and its runs' results (about 30 MB
+# of its own, PSS: DEVELOPMENT.md, "Bounds"); MAX_WORKERS of them stay under
+# the memory a call may take, whatever --jobs asks.
+MAX_WORKERS = budget.MEMORY_BUDGET // budget.WORKER_MEMORY
 DEFAULT_REPLICATIONS = 8
 STREAM_METRICS = ("throughput_gbps", "rx_cycles_per_byte", "recv_per_write", "futile_wakeups")
 PINGPONG_METRICS = ("rtt_us", "rtt_p95_us", "rx_cycles_per_byte")
@@ -66,34 +66,40 @@ def check_replications(replications, *sides: dict,
                 raise
             side = labels[i]
             # compare(): say which side, and how to give one side a setting of its own
-            raise ValueError(f"{exc} [side {side.upper()}, variant {kwargs.get('variant', Params.variant)}; "
+            variant = _shown(kwargs.get("variant", Params.variant))
+            raise ValueError(f"{exc} [side {side.upper()}, variant {variant}; "
                              f"to give one side a setting of its own: --a-set or --b-set NAME=VALUE, "
                              f"in Python a={{...}} or b={{...}}]") from None
         if p.seed + replications - 1 > MAX_SEED:
             raise ValueError(f"replications: seeds {p.seed} to {p.seed + replications - 1} go past "
                              f"the largest seed {MAX_SEED}; use seed <= {MAX_SEED - replications + 1}")
         checked.append((p, [dict(kwargs, seed=p.seed + i) for i in range(replications)]))
-    params = [p for p, _ in checked]
-    runs = replications * len(sides)
-    bounds = [(sum(p.work for p in params), MAX_CALL_WORK, "packets plus recv() calls",
-               "a smaller transfer or a larger recv_size")]
-    if any(p.workload == "pingpong" for p in params):
-        bounds.append((sum(p.requests for p in params), MAX_CALL_REQUESTS, "round trips",
-                       "fewer requests"))
-    for per_seed, limit, what, other in bounds:
-        if replications * per_seed > limit:
-            most = limit // per_seed
-            fix = (f"i.e. replications <= {most} here, or {other}" if most >= 2
-                   else f"so even 2 replications need {other}")
-            raise ValueError(f"replications: {runs} runs are {replications * per_seed} {what}; "
-                             f"allowed at most {limit} per call, {fix}")
+    # The call as a whole: every run's estimated work together (vsockmodel.model.budget),
+    # whatever the number of processes, so the decision is the same on every machine.
+    per_seed = sum(p.work_units for p, _ in checked)
+    if replications * per_seed > MAX_WORK:
+        most = MAX_WORK // per_seed
+        heavy = "fewer requests" if checked[0][0].workload == "pingpong" else "a smaller transfer"
+        fix = (f"i.e. replications <= {most} here, or {heavy}" if most >= 2
+               else f"even 2 replications need {heavy}")
+        budget.check_call(replications * per_seed, f"{replications * len(sides)} runs", "replications", fix)
     return checked
 
 
-def check_jobs(jobs) -> None:
-    """``jobs``: None (the default) or a number of worker processes."""
-    if jobs is not None:
-        check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
+def check_jobs(jobs) -> int | None:
+    """``jobs``: None (the default) or a number of worker processes, read by the
+    integer rule ("2" from the command line is 2)."""
+    if jobs is None:
+        return None
+    return check_int("jobs", jobs, 1, MAX_JOBS, " worker processes")
+
+
+def worker_count(jobs: int | None, runs: int | None = None) -> int:
+    """How many processes run ``runs`` runs when ``jobs`` were asked for (None:
+    one per CPU): never more than the runs, the CPUs, or MAX_WORKERS, which
+    keeps a call's memory under MEMORY_BUDGET. The result does not depend on it."""
+    jobs = check_jobs(jobs) or os.cpu_count() or 1
+    return max(1, min(jobs, runs or jobs, os.cpu_count() or 1, MAX_WORKERS))
 
 
 def _run_one(kwargs: dict) -> Result:
@@ -104,7 +110,7 @@ def _run_one(kwargs: dict) -> Result:
 
 def _run_all(configs: list[dict], jobs: int | None) -> list[Result]:
     """Run every configuration, in parallel if ``jobs`` > 1; results in input order."""
-    jobs = max(1, min(jobs or 1, len(configs)))
+    jobs = worker_count(jobs or 1, len(configs))
     if jobs == 1:
         return [_run_one(kw) for kw in configs]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -161,7 +167,7 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
 
     ``jobs`` > 1 runs them in that many processes; the result does not depend on it.
     Raises ValueError, before running anything, on a bad parameter or when the
-    runs together would exceed the work allowed in one call (MAX_CALL_WORK).
+    runs together would exceed the work allowed in one call (MAX_WORK, vsockmodel.model.budget).
     """
     check_jobs(jobs)
     [(_, configs)] = check_replications(replications, kwargs)
@@ -170,11 +176,21 @@ def replicate(replications: int = DEFAULT_REPLICATIONS, jobs: int | None = 1, **
                         results=results)
 
 
+def _shown(v) -> str:
+    """A setting as a label or a message shows it: as given, unless too long
+    or too odd to print as it is (then quoted, and cut short)."""
+    if isinstance(v, str) and v.isprintable() and len(v) <= QUOTE_CHARS:
+        return v
+    if isinstance(v, (bool, float)) or (isinstance(v, int) and abs(v) < 10**MAX_DIGITS):
+        return str(v)
+    return quote(v)
+
+
 def side_label(side: dict) -> str:
     """How a side of a comparison is named: its variant, or "name=value, ..."."""
-    if list(side) == ["variant"]:
-        return side["variant"]
-    return ", ".join(f"{k}={v}" for k, v in side.items())
+    if list(side) == ["variant"] and isinstance(side["variant"], str):
+        return _shown(side["variant"])
+    return ", ".join(f"{k}={_shown(v)}" for k, v in side.items())
 
 
 def _side(spec, name: str) -> tuple[str, dict]:
@@ -278,6 +294,3 @@ def _check_positive(metric: str, side: str, seeds: list[int], runs: list[Result]
                          f"is a ratio and needs a positive value from every run")
 
 
-def cpu_jobs() -> int:
-    """Worker processes for the command line: every CPU."""
-    return os.cpu_count() or 1

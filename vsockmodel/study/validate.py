@@ -71,6 +71,7 @@ IN_SAMPLE = "v1_all_fixed64k"
 SAME_TEST_BED = "v1_p1p3_fixed64k"
 ABS_RMS_MAX_PCT = 8.0
 IN_SAMPLE_GAINS = (0.9, 10.0)                  # min rho, max MAE pp
+IN_SAMPLE_GAIN_AT = {64: 15.0, 4096: 15.0}     # the headline's two gains, within these many points
 HELD_OUT_MATCHED = ("v1_all_fixedsyscall", "v1_p1p3_fixedsyscall")
 HELD_OUT_MATCHED_GAINS = (0.8, 20.0)
 P4P5_TABLES = ("v1_p4p5_fixed64k", "v1_p4p5_fixedsyscall")
@@ -306,6 +307,13 @@ def check_targets(report: dict) -> list[dict]:
                       fit["rho"] >= rho_min))
     out.append(_check("in-sample", f"{IN_SAMPLE}: gains, MAE", f"<= {mae_max} pp", fit["mae_pp"],
                       fit["mae_pp"] <= mae_max))
+    for row in fit["rows"]:
+        if row["payload"] in IN_SAMPLE_GAIN_AT:
+            d = row["predicted_pct"] - row["measured_pct"]
+            out.append(_check("in-sample", f"{IN_SAMPLE}: gain at {_size(row['payload'])}, "
+                              f"model minus measured ({row['measured_pct']:+.1f} %)",
+                              f"within +/-{IN_SAMPLE_GAIN_AT[row['payload']]:g} pp", d,
+                              abs(d) <= IN_SAMPLE_GAIN_AT[row["payload"]]))
     same = tp[SAME_TEST_BED]
     out.append(_check("same test bed", f"{SAME_TEST_BED}: gains, Spearman rho", f">= {rho_min}",
                       same["rho"], same["rho"] >= rho_min))

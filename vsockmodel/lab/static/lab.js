@@ -96,6 +96,12 @@
         if (MODES.includes(v)) state.mode = v;
         else linkProblems.push(`mode=${v}: no such mode (${MODES.join(", ")}); one run shown`);
       } else if (k === "qchapter" || k === "qseed") state[k] = v;
+      else if (k === "pairs") {
+        const [lo, hi] = SCHEMA.compare_replications;
+        const n = Number(v);
+        if (Number.isInteger(n) && n >= lo && n <= hi) state.pairs = String(n);
+        else linkProblems.push(`pairs=${v}: the lab runs ${lo} to ${hi} pairs; left at the default`);
+      }
       else if (k === "a" || k === "b") {
         let side = null;
         try { side = JSON.parse(v); } catch (e) { /* said below */ }
@@ -126,6 +132,7 @@
     if (state.a) h.set("a", JSON.stringify(state.a));
     if (state.b) h.set("b", JSON.stringify(state.b));
     if (state.matched) h.set("matched", "1");
+    if (state.pairs) h.set("pairs", state.pairs);
     if (state.qchapter) h.set("qchapter", state.qchapter);
     if (state.qseed) h.set("qseed", state.qseed);
     history.replaceState(null, "", "#" + h.toString());
@@ -637,6 +644,7 @@
   const nSelect = el("select", { id: "lab-pairs", class: "lab-select" });
   const [nLo, nHi, nDefault] = SCHEMA.compare_replications;
   for (let n = nLo; n <= nHi; n++) nSelect.append(el("option", { value: String(n), text: String(n), selected: n === nDefault }));
+  nSelect.addEventListener("change", () => { state.pairs = nSelect.value; writeHash(); });
   const compareButton = el("button", { type: "button", class: "lab-button", text: "Compare", onclick: () => compareNow() });
   const compareChart = el("div", { class: "lab-chart", "data-chart": "compare" });
   const compareText = el("p", { class: "lab-alt" });
@@ -754,7 +762,7 @@
 
   // Problems: the same seeded problems as `python -m vsockmodel quiz`
   const qChapter = el("select", { id: "lab-qchapter", class: "lab-select" });
-  for (const n of [1, 2, 3, 4, 5]) qChapter.append(el("option", { value: String(n), text: "Chapter " + n }));
+  for (const n of SCHEMA.quiz_chapters) qChapter.append(el("option", { value: String(n), text: "Chapter " + n }));
   const qSeed = el("input", { id: "lab-qseed", type: "text", inputmode: "numeric", class: "lab-text", size: "8",
                               autocomplete: "off" });
   const qShow = el("button", { type: "button", class: "lab-button", text: "Show the problem", onclick: () => showProblem() });
@@ -875,6 +883,7 @@
   }
   setAll();
   qChapter.value = state.qchapter || "1";     // a link's #qchapter=..&qseed=.. (the panel was built before readHash)
+  if (state.pairs) nSelect.value = state.pairs;   // a link's #pairs=..
   qSeed.value = state.qseed || "1";
   showMode();
   showSides();
