@@ -332,10 +332,9 @@ def test_the_deferred_sk_data_ready_comes_after_release_sock(monkeypatch, varian
     owners = []
     data_ready = GuestSock.sk_data_ready
 
-    def spy_data_ready(self, task, via="sk_data_ready"):
-        if via == "sk_data_ready":
-            owners.append(self.owner.name if self.owner else None)
-        return data_ready(self, task, via)
+    def spy_data_ready(self, task):
+        owners.append(self.owner.name if self.owner else None)
+        return data_ready(self, task)
 
     monkeypatch.setattr(GuestSock, "sk_data_ready", spy_data_ready)
     rx_work_busy(variant, [200] * 10)
