@@ -21,12 +21,11 @@ import pytest
 import vsockmodel as vm
 from vsockmodel.model import kernel
 from vsockmodel.model.schema import BY_NAME
-from vsockmodel.sim import engine, virtqueue
-from vsockmodel.sim.guest import Kworker
+from vsockmodel.sim import engine
 from vsockmodel.sim.host import HostSkb
 from vsockmodel.sim.run import Machine
 from vsockmodel.sim.sock import GuestSock
-from vsockmodel.sim.virtqueue import Packet, Virtqueue
+from vsockmodel.sim.virtqueue import Virtqueue
 
 from model_support import drain, machine, only_costs, script, start, tx_buffer, used
 

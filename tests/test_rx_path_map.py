@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import re
 import sys
 from pathlib import Path
