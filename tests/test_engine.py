@@ -282,11 +282,6 @@ def test_a_task_woken_while_another_runs_on_its_cpu_waits_for_it_without_latency
     assert log == [("b runs", 500.0, True)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine.Sim.try_to_wake_up() gives the CPU to a task woken for a later time (an interrupt "
-    "stamped at vhost's clock, ahead of now): a task woken afterwards in event order but earlier "
-    "in simulated time waits in the runqueue behind it, though the CPU idles until then. Not "
-    "reached by the default runs (their lookahead orders these wake-ups)"))
 def test_a_wakeup_due_later_does_not_hold_an_idle_cpu_against_one_due_sooner():
     # B is woken for 10,000 (an interrupt vhost raised at its own, later
     # clock); C, on the same idle CPU, is woken at 100. The CPU is idle until
@@ -321,12 +316,6 @@ def test_a_wakeup_due_later_does_not_hold_an_idle_cpu_against_one_due_sooner():
     assert log[0] == ("c", 100 + SHORT)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Task.schedule() releases the CPU at the task's clock (Cpu.release hands it to a task "
-    "waiting in the runqueue), and a wake-up before that clock (Sim.try_to_wake_up: t < "
-    "sleep_at) lets the task go on at sleep_at without sleeping; schedule() then sets "
-    "cpu.owner to it again, and both tasks run on the CPU from sleep_at. Reached in runs: "
-    "rx_work's and tx_work's kworkers overlap on CPU1 (p1-p5, 256 B, seed 2: three times)"))
 def test_a_task_woken_before_its_own_clock_does_not_run_beside_the_task_it_handed_the_cpu():
     # A runs ahead to 1000 and sleeps there; B, woken at 50 while A ran, gets
     # the CPU at 1000. A wake-up of A at 500 (before A's sleep) must not make

@@ -77,10 +77,6 @@ def test_every_byte_is_received_or_counted_as_dropped(cfg):
         assert not kernel.rx_skb_has_headroom(qlen, r.params["buffer"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run._dropped() computes the bytes still in flight as tx_cnt - bytes_enqueued - sk_drops "
-    "- in_ring - unread, but bytes_enqueued already includes the unread ones: bytes a reset "
-    "leaves in rx_queue are subtracted twice, and bytes_sent != bytes_received + bytes_dropped"))
 def test_bytes_left_unread_by_a_reset_count_as_dropped():
     # One metadata slot (buffer 600 < 2 x SKB_TRUESIZE(0)): the second packet resets
     # the connection (ENOBUFS) while the first byte is still queued, unread.
@@ -90,13 +86,6 @@ def test_bytes_left_unread_by_a_reset_count_as_dropped():
     assert r.bytes_sent == r.bytes_received + r.bytes_dropped
 
 
-@pytest.mark.xfail(strict=True, raises=vm.Deadlock, reason=(
-    "workqueue.WorkerThread.main() drops a queue request (work.later) stamped after the run's "
-    "last look at its queue but before the run's end: vhost_transport_do_send_pkt() finds the "
-    "closing OP_SHUTDOWN not yet due (queued at 366,654 ns, looked at 366,247), signals, ends "
-    "at 366,868, and the request is discarded as covered. In the kernel VHOST_WORK_QUEUED is "
-    "cleared before the work runs, so a request after the run started queues another run. "
-    "Here the OP_SHUTDOWN is never sent and the run deadlocks"))
 def test_a_send_pkt_work_request_during_its_run_is_not_lost():
     r = vm.run(variant="pre-skb", payload=129, recv_size=64, buffer=600, rcvlowat=100, seed=46,
                transfer=5160, deep_cstates=False)
@@ -174,10 +163,6 @@ def test_write_split(payload, buf, packets):
     assert c["skbs_queued"] + c["tail_copies"] == writes * packets      # data packets handled
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run._result() counts packets as rx.taken - 1 if the guest socket saw the peer's "
-    "shutdown: when the run ends while rx_work holds the closing OP_SHUTDOWN it has taken "
-    "but not yet handled, that packet counts as a data packet (21 for 20 writes here)"))
 def test_packets_counts_data_packets_only():
     # Here the reader has every byte before rx_work handles the OP_SHUTDOWN it took.
     r = vm.run(payload=4096, rx_buf_payload=4096, transfer=4096 * 20)
