@@ -441,7 +441,7 @@ def test_cli_an_option_before_the_command_is_named():
     out = cli("--bogus")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip() == ("python -m vsockmodel: error: --bogus: expected a command first, one of: "
-                                  "run, compare, starvation, quiz, calibrate, validate, bench")
+                                  "run, compare, starvation, quiz, calibrate, validate, hypotheses, bench")
 
 
 def test_cli_starvation_on_pre_skb_has_no_slot_count():

@@ -295,7 +295,10 @@ def _collapses(rng, seed):
                    f"{r.counters['collapses']} collapses in {r.packets} packets, {r.resets} resets: each "
                    f"runs when the queue reaches queue_max, and merges runs of small skbs into fewer, "
                    f"full ones, freeing more slots than the one packet needs.",
-                   {"variant": variant, "payload": 256, "buffer": buffer, "seed": seed})
+                   {"variant": variant, "payload": 256, "buffer": buffer, "seed": seed},
+                   code=_code("1000 * (r := " + _call("run", variant=variant, payload=256, buffer=buffer,
+                                                       seed=seed)
+                              + ").counters['collapses'] / r.packets"))
 
 
 # ---- chapter 5: notification deferral ----------------------------------------------------
@@ -313,7 +316,9 @@ def _reader_futile(rng, seed):
                    f"{futile} futile wake-ups of the reader in {r.packets} packets, of "
                    f"{r.wakeups_by_task.get('reader', 0)} in all: a wake-up sent while the RX worker "
                    f"still owns the socket (sk_write_space, sock_wfree) or just before it takes it again.",
-                   {"variant": variant, "payload": payload, "seed": seed})
+                   {"variant": variant, "payload": payload, "seed": seed},
+                   code=_code("1000 * (r := " + _call("run", variant=variant, payload=payload, seed=seed)
+                              + ").futile_wakeups_by_task.get('reader', 0) / r.packets"))
 
 
 def _per_irq(rng, seed):
@@ -328,7 +333,9 @@ def _per_irq(rng, seed):
                    f"{r.packets} buffers, {r.counters['irqs']} interrupts for "
                    f"{r.counters['vhost_signals']} vhost_signal() calls: the worker takes buffers with "
                    f"callbacks off (virtqueue_disable_cb) and vhost's signals meanwhile raise no interrupt.",
-                   {"variant": variant, "payload": payload, "seed": seed})
+                   {"variant": variant, "payload": payload, "seed": seed},
+                   code=_code("(r := " + _call("run", variant=variant, payload=payload, seed=seed)
+                              + ").packets / r.counters['irqs']"))
 
 
 def _p4p5(rng, seed):
