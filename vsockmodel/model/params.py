@@ -17,7 +17,7 @@ from . import kernel
 from .costs import Costs, default_costs
 from .schema import (BATCH_KNOBS, BY_NAME, DEFAULT_REQUESTS, MAX_REQUESTS, MAX_SEED, MAX_SIZE,
                      MAX_WORK, NAMES, PARAMETERS, WORKLOADS, check_applies)
-from .units import check_int, fmt_size, parse_size
+from .units import check_int, fmt_range, fmt_size, fmt_size_exact, parse_size
 from .variants import VARIANTS, Variant
 
 __all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WORKLOADS", "MAX_WORK",
@@ -61,7 +61,7 @@ class Params:
         if self.transfer is not None:              # a stream is whole writes: round up
             object.__setattr__(self, "transfer", math.ceil(self.transfer / self.payload) * self.payload)
         if self.work > MAX_WORK:
-            raise AssertionError(f"work bound broken: {self.work} > {MAX_WORK}")   # by construction
+            raise AssertionError(f"work bound broken: {self.work} > {MAX_WORK:,}")   # by construction
 
     # ---- derived -------------------------------------------------------------
     @property
@@ -177,15 +177,16 @@ def make_params(**kwargs) -> tuple[Params, Costs]:
 
 def _check_rcvlowat(p: Params) -> None:
     if p.rcvlowat > p.buffer:
-        raise ValueError(f"rcvlowat: {p.rcvlowat} bytes is out of range; allowed [1, buffer] = "
-                         f"[1, {p.buffer}] bytes (vsock_set_rcvlowat refuses values above the "
+        raise ValueError(f"rcvlowat: {fmt_size_exact(p.rcvlowat)} is out of range; allowed [1 B, buffer] = "
+                         f"{fmt_range(1, p.buffer, size=True)} (vsock_set_rcvlowat refuses values above the "
                          f"buffer size)")
     if min(p.rcvlowat, p.recv_size) >= p.buffer:
         # __vsock_stream_recvmsg(): target = sock_rcvlowat() = min(rcvlowat, len);
         # target >= stream_rcvhiwat (the buffer size) fails every recv() with ENOMEM.
-        raise ValueError(f"rcvlowat: a recv() of recv_size={p.recv_size} would wait for "
-                         f"{min(p.rcvlowat, p.recv_size)} bytes, not below buffer={p.buffer} "
-                         f"(the kernel fails it with ENOMEM); allowed [1, {p.buffer - 1}] bytes "
+        raise ValueError(f"rcvlowat: a recv() of recv_size={fmt_size_exact(p.recv_size)} would wait for "
+                         f"{fmt_size_exact(min(p.rcvlowat, p.recv_size))}, not below "
+                         f"buffer={fmt_size_exact(p.buffer)} "
+                         f"(the kernel fails it with ENOMEM); allowed {fmt_range(1, p.buffer - 1, size=True)} "
                          f"when recv_size >= buffer")
 
 
@@ -200,22 +201,22 @@ def _check_work(p: Params) -> None:
             chunk = min(p.buf_payload, p.buffer)
             raise ValueError(
                 f"payload: one {fmt_size(p.payload)} {unit} is {packets} packets of at most {chunk} "
-                f"bytes (rx_buf_payload, or buffer when smaller); allowed fewer than {MAX_WORK} "
+                f"bytes (rx_buf_payload, or buffer when smaller); allowed fewer than {MAX_WORK:,} "
                 f"packets per run: a smaller payload, or a larger buffer or rx_buf_payload")
         least = math.ceil(p.payload / (MAX_WORK - packets))
         raise ValueError(
             f"recv_size: one {fmt_size(p.payload)} {unit} read {p.recv_size} bytes at a time is "
-            f"{packets} packets plus {calls} recv() calls; allowed at most {MAX_WORK} per run, "
+            f"{packets} packets plus {calls} recv() calls; allowed at most {MAX_WORK:,} per run, "
             f"i.e. recv_size >= {least} bytes here")
     per_unit = (f"{packets} packets and {p.work_per_write - packets:.4g} recv() calls "
                 f"per {fmt_size(p.payload)} {unit}")
     if p.workload == "pingpong":
         check_int("requests", p.requests, 1, min(MAX_REQUESTS, p.max_writes),
-                  f" round trips (at most {MAX_WORK} packets plus recv() calls per run: {per_unit})")
+                  f" round trips (at most {MAX_WORK:,} packets plus recv() calls per run: {per_unit})")
     elif p.transfer is not None:
         most = p.max_writes * p.payload
         if p.transfer > most:
             raise ValueError(
-                f"transfer: {p.transfer} bytes is out of range; allowed [1, {most}] bytes (rounded "
-                f"up to whole writes; at most {MAX_WORK} packets plus recv() calls per run: "
+                f"transfer: {fmt_size_exact(p.transfer)} is out of range; allowed {fmt_range(1, most, size=True)} (rounded "
+                f"up to whole writes; at most {MAX_WORK:,} packets plus recv() calls per run: "
                 f"{per_unit}; a larger recv_size allows more)")
