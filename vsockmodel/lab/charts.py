@@ -219,3 +219,46 @@ def comparison(seeds: list[int], a: list[float], b: list[float], label_a: str, l
 
 def variant_color(variant: str) -> str:
     return VARIANT_COLORS.get(variant, COLORS["blue"])
+
+
+# ---- the book's headline -----------------------------------------------------------------
+
+def headline(model: list[dict], measured: list[dict], planned: list[int]) -> dict:
+    """Gains against payload: the model's (circles) and the measured ones (diamonds),
+    each with its 95 % interval as a vertical bar. Points of the same payload are
+    drawn a little apart (model left, measurement right) so neither hides the other.
+
+    ``model`` and ``measured``: [{"payload", "value", "ci_low", "ci_high", "series"
+    (model) or "source" (measured)}]."""
+    rows = ([dict(m, x=m["payload"] / 1.06, kind="model") for m in model]
+            + [dict(m, series=m["source"], x=m["payload"] * 1.06, kind="measured") for m in measured])
+    series = sorted({r["series"] for r in rows}, key=lambda s: (not s.startswith("model"), s))
+    palette = [COLORS["blue"], COLORS["sky_blue"], COLORS["vermillion"], COLORS["orange"]]
+    said = []
+    for s in series:
+        pts = sorted((r for r in rows if r["series"] == s), key=lambda r: r["payload"])
+        said.append(f"{s}: " + ", ".join(f"{fmt_size(r['payload'])} {r['value']:+.1f} %" for r in pts))
+    text = ("Throughput gain against payload, fixed 64 KiB recv(), with 95 % intervals. "
+            + ("; ".join(said) if said else "no point yet") + ".")
+    x = _size_axis(planned)
+    x = dict(x, field="x")
+    color = {"field": "series", "type": "nominal", "title": None,
+             "scale": {"domain": series, "range": palette[:len(series)]}}
+    shape = {"field": "kind", "type": "nominal", "title": None, "legend": None,
+             "scale": {"domain": ["model", "measured"], "range": ["circle", "diamond"]}}
+    y = {"field": "value", "type": "quantitative", "title": "throughput gain against baseline (%)"}
+    tooltip = [{"field": "series", "type": "nominal"}, {"field": "payload", "type": "quantitative"},
+               {"field": "value", "type": "quantitative", "format": "+.1f"},
+               {"field": "ci_low", "type": "quantitative", "format": "+.1f"},
+               {"field": "ci_high", "type": "quantitative", "format": "+.1f"}]
+    spec = _base(text, 280)
+    spec["data"] = {"values": rows}
+    spec["layer"] = [
+        {"mark": {"type": "rule", "strokeWidth": 1.5},
+         "encoding": {"x": x, "y": {"field": "ci_low", "type": "quantitative"}, "y2": {"field": "ci_high"},
+                      "color": color}},
+        {"mark": {"type": "point", "size": 70, "filled": True},
+         "encoding": {"x": x, "y": y, "color": color, "shape": shape, "tooltip": tooltip}},
+    ]
+    return spec
+
