@@ -148,8 +148,9 @@ function controlFor(p, page, hooks, variants) {
   return numberControl(p, page, hooks);
 }
 
-// Builds every control into `form`: the common ones first, then one folding
-// group per schema group. Returns {controls: name -> control, groups: name -> {box, count, members}}.
+// Builds every control: the common ones into their own box (shown first), the
+// rest into `form`, one folding group per schema group. Returns {controls: name ->
+// control, groups: name -> {box, count, members}, common: the common box}.
 export function buildControls(form, params, schema, page, hooks, narrow) {
   const controls = {}, groups = {};
   const commonBox = el("fieldset", { class: "lab-common", "data-group": "common" },
@@ -160,7 +161,6 @@ export function buildControls(form, params, schema, page, hooks, narrow) {
     controls[name] = controlFor(p, page, hooks, schema.variants);
     commonBox.append(controls[name].row);
   }
-  form.append(commonBox);
   const order = [...new Set([...Object.keys(GROUP_TITLES).filter((g) => g !== "advanced"),
                              ...params.map((p) => p.group).filter((g) => g !== "advanced"), "advanced"])];
   for (const group of order) {
@@ -177,5 +177,5 @@ export function buildControls(form, params, schema, page, hooks, narrow) {
     }
     form.append(box);
   }
-  return { controls, groups };
+  return { controls, groups, common: commonBox };
 }

@@ -56,16 +56,13 @@ export async function start(root, DATA, STATIC) {
   const out = el("section", { class: "lab-output", "aria-label": "Results", id: "lab-results" });
   const staleNote = el("p", { class: "lab-stale-note", hidden: true,
     text: "The settings have an error, so nothing was run: the results below are from earlier settings." });
-  // On a phone the results are below the form: one tap gets there (a button, not
-  // a #link, because the page's #fragment holds the settings).
-  const jump = el("button", { type: "button", class: "lab-button lab-jump", text: "Go to the results ↓",
-    onclick: () => {
-      modes.scrollIntoView({ behavior: "smooth" });
-      modes.querySelector("[aria-selected=true]")?.focus({ preventScroll: true });
-    } });
-  const settingsColumn = el("div", { class: "lab-settings-column" }, jump, form, generalError);
+  // The common settings first, then the results, then every other setting: the
+  // results are on the first screen (beside the settings where the page is wide).
+  const commonSlot = el("div", { class: "lab-common-slot" });
+  const moreSettings = el("div", { class: "lab-more-settings" },
+                          el("h3", { class: "lab-more-title", text: "More settings" }), form, generalError);
   const resultsColumn = el("div", { class: "lab-results-column" }, modes, staleNote, out);
-  root.replaceChildren(statusLine, linkNote, el("div", { class: "lab-body" }, settingsColumn, resultsColumn));
+  root.replaceChildren(statusLine, linkNote, el("div", { class: "lab-body" }, commonSlot, resultsColumn, moreSettings));
   await nextTask();
 
   // ---- Python ----------------------------------------------------------------------------
@@ -130,7 +127,7 @@ export async function start(root, DATA, STATIC) {
 
   // ---- the controls ---------------------------------------------------------------------------
   const narrow = matchMedia("(max-width: 600px)").matches;
-  const { controls, groups } = buildControls(form, PARAMS, SCHEMA, PAGE, {
+  const { controls, groups, common } = buildControls(form, PARAMS, SCHEMA, PAGE, {
     change,
     resolveDefault: async (name) => {
       let res;
@@ -138,6 +135,7 @@ export async function start(root, DATA, STATIC) {
       return res.ok && res.shown[name] ? res.shown[name].text : null;
     },
   }, narrow);
+  commonSlot.append(common);
   const groupOf = {};
   for (const g of Object.values(groups)) for (const p of g.members) groupOf[p.name] = g;
 
