@@ -153,13 +153,14 @@ function controlFor(p, page, hooks, variants) {
 // control, groups: name -> {box, count, members}, common: the common box}.
 export function buildControls(form, params, schema, page, hooks, narrow) {
   const controls = {}, groups = {};
+  const fields = el("div", { class: "lab-common-fields" });
   const commonBox = el("fieldset", { class: "lab-common", "data-group": "common" },
-                       el("legend", { text: "Common settings" }));
+                       el("legend", { text: "Common settings" }), fields);
   for (const name of COMMON) {
     const p = params.find((q) => q.name === name);
     if (!p) continue;
     controls[name] = controlFor(p, page, hooks, schema.variants);
-    commonBox.append(controls[name].row);
+    fields.append(controls[name].row);
   }
   const order = [...new Set([...Object.keys(GROUP_TITLES).filter((g) => g !== "advanced"),
                              ...params.map((p) => p.group).filter((g) => g !== "advanced"), "advanced"])];

@@ -25,9 +25,8 @@ import { createPythonMode } from "./mode-python.js";
 
 const STALE_KILL_MS = 2000;     // a superseded call still running after this: restart the worker
 const STOP_AFTER_MS = 400;      // a call running this long gets a Stop button
-const MODE_LABELS = { run: "One run", compare: "Compare A and B", sweep: "Sweep the payload",
-                      headline: "The headline", timelines: "Lock timelines A | B", problems: "Problems",
-                      python: "Python" };
+const MODE_LABELS = { run: "One run", compare: "Compare A/B", sweep: "Sweep", headline: "Headline",
+                      timelines: "Timelines A|B", problems: "Problems", python: "Python" };
 const MODE_FACTORIES = { run: createRunMode, compare: createCompareMode, sweep: createSweepMode,
                          headline: createHeadlineMode, timelines: createTimelinesMode,
                          problems: createProblemsMode, python: createPythonMode };
@@ -90,7 +89,10 @@ export async function start(root, DATA, STATIC) {
     const jobs = worker.stop(reason);
     for (const mode of Object.values(modeObjects)) mode.onStopped?.(jobs, reason);
   }
+  // After Stop, the fresh Python does not run the same settings again by itself.
+  let holdRun = false;
   stopButton.addEventListener("click", () => {
+    holdRun = true;
     stopWorker("stopped");
     status("Stopped. Starting a fresh Python…", true);
   });
@@ -142,6 +144,7 @@ export async function start(root, DATA, STATIC) {
   let debounce = null;
   function change(name, value) {
     linkNote.hidden = true;      // the address now says what the lab uses
+    holdRun = false;
     state.values[name] = value;
     state.generation++;          // what is running now no longer matches the settings
     refreshEnabled();
@@ -173,7 +176,9 @@ export async function start(root, DATA, STATIC) {
     if (!state.ready) return;
     const config = configOf(state.values);
     let checked;
+    const generation = state.generation;
     try { checked = await fresh("check", config); } catch (e) { failed(e); return; }
+    root.dataset.settled = String(generation);     // these settings are checked (tests wait for it)
     for (const p of PARAMS) controls[p.name].setError("");
     generalError.textContent = "";
     setValid(checked.ok);
@@ -197,7 +202,8 @@ export async function start(root, DATA, STATIC) {
     writeAddress(state, PARAMS);
     lastValid = { config: configOf(state.values), checked };
     for (const mode of Object.values(modeObjects)) mode.onChecked?.(checked);
-    if (state.mode === "run") modeObjects.run.runNow();
+    if (state.mode === "run" && holdRun) { holdRun = false; status("Stopped: press Run to run these settings.", false); }
+    else if (state.mode === "run") modeObjects.run.runNow();
     // Elsewhere only an error leaves the status line: "Sweep stopped: ..." stays.
     else if (statusLine.classList.contains("lab-error")) status("Settings checked: ready.", false);
     modeObjects[state.mode].onInput?.();
@@ -318,8 +324,11 @@ export async function start(root, DATA, STATIC) {
   window.vsockLab = {
     call: (fn, ...args) => call(fn, ...args), state, ready: () => state.ready,
     // Settings, mode and storage as a fresh page with this fragment would have them.
+    pending: () => [...worker.pending.values()].map((job) => job.fn),
+    settled: () => state.ready && root.dataset.settled === String(state.generation),
     reset(hash = "") {
       try { localStorage.removeItem("vsock-lab-code"); } catch (e) { /* storage may be off */ }
+      if (worker.busy()) stopWorker("reset");       // nothing of the last test runs on
       for (const mode of Object.values(modeObjects)) mode.reset?.();
       history.replaceState(null, "", location.pathname + location.search + (hash || "#"));
       const read = readAddress(hash, PARAMS, PAGE);

@@ -117,12 +117,12 @@ export function createPythonMode(ctx) {
   async function runNow() {
     if (running) return;
     if (!ctx.state.ready) { note.textContent = "Python is still loading: run the code again in a moment."; return; }
-    const code = (await ensureEditor()).get();
-    keep(code);
     const mine = ++seq;
     output.textContent = error.textContent = "";
     figures.replaceChildren();
     setRunning(true);
+    const code = (await ensureEditor()).get();
+    keep(code);
     ctx.status("Running your code…", true);
     let res;
     try {
