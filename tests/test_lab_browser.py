@@ -576,7 +576,8 @@ def test_errors_show_their_traceback_and_leave_the_lab_usable(lab):
     assert printed == "" and 'File "<lab>", line 2' in error and "SyntaxError" in error
     code = "import vsockmodel\nprint('start')\nvsockmodel.run(payload=0)\n"
     printed, error = _run_code(page, code)
-    assert printed == "start\n" and error == _cpython_output(code)[1]["error"]
+    markers = lambda text: [line for line in text.splitlines() if line.strip(" ^~")]   # noqa: E731 (3.11 and 3.14 mark differently)
+    assert printed == "start\n" and markers(error) == markers(_cpython_output(code)[1]["error"])
     assert '  File "<lab>", line 3, in <module>' in error
     printed, error = _run_code(page, "print(6 * 7)")
     assert (printed, error) == ("42\n", "")
