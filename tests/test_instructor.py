@@ -45,7 +45,7 @@ MARKDOWN = {name: (PART / f"{name}.md").read_text(encoding="utf-8") for name in 
 NOTEBOOK = PART / "answer-keys.ipynb"
 LAB_JS = (REPO / "vsockmodel" / "lab" / "static" / "address.js").read_text(encoding="utf-8")
 #: What the lab's readAddress reads besides the schema's parameters.
-LAB_STATE_KEYS = {"mode", "qchapter", "qseed", "a", "b", "matched", "metric", "code"}
+LAB_STATE_KEYS = {"mode", "qchapter", "qseed", "a", "b", "matched", "metric", "code", "example"}
 LAB_MODES = set(re.search(r"export const MODES = \[([^\]]*)\]", LAB_JS).group(1).replace('"', "").replace(" ", "").split(","))
 SOURCES = ("[v1 cover]", "[v2 series]", "[v1 review]", "[vhost batch]", "[skb review]")
 _DASH = r"\s*[–-]\s*"

@@ -569,6 +569,15 @@ def test_every_starting_example_prints_what_cpython_prints(lab):
         assert page.locator(".lab-figures .lab-chart").count() == len(res["figures"])
 
 
+def test_a_link_names_an_example_to_start_from(lab):
+    page, _ = lab
+    example = examples.BY_KEY["batched-rx/the-batch-limit"]
+    _reset(page, "#mode=python&example=" + example.key)
+    page.wait_for_function("document.getElementById('vsock-lab').vsockPython !== undefined", timeout=30_000)
+    assert page.evaluate("document.getElementById('vsock-lab').vsockPython.get()") == example.code
+    assert "example=" not in page.evaluate("location.hash") and "code=" in page.evaluate("location.hash")
+
+
 def test_errors_show_their_traceback_and_leave_the_lab_usable(lab):
     page, _ = lab
     _python_tab(page)

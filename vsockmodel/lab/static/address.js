@@ -21,7 +21,7 @@ export function defaultState(params) {
   const values = {};
   for (const p of params) values[p.name] = p.default;
   return { values, mode: "run", a: null, b: null, matched: false, qchapter: null, qseed: null, code: null,
-           metric: null };
+           metric: null, example: null };
 }
 
 // {state, problems}: the settings a fragment gives, over the defaults.
@@ -48,6 +48,10 @@ export function readAddress(hash, params, page) {
       else problems.push(`qchapter=${v}: no problems for that chapter (chapters ${page.quiz_chapters.join(", ")}); chapter ${page.quiz_chapters[0]} shown`);
     } else if (k === "qseed") state.qseed = v;
     else if (k === "metric") state.metric = v;
+    else if (k === "example") {
+      if (page.examples.some((e) => e.key === v)) state.example = v;
+      else problems.push(`example=${v}: no such example (${page.examples.map((e) => e.key).join(", ")})`);
+    }
     else if (k === "code") {
       if (v.length > page.code_limit) problems.push(`code: ${v.length.toLocaleString("en")} characters, more than the ${page.code_limit.toLocaleString("en")} a link carries; not loaded`);
       else state.code = v;

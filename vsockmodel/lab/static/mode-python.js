@@ -155,6 +155,13 @@ export function createPythonMode(ctx) {
   return {
     onShow() { ensureEditor(); },
     onAddress() {
+      // A chapter's "try it in the lab" link names an example: it is loaded once.
+      if (state.example) {
+        const example = PAGE.examples.find((e) => e.key === state.example);
+        examples.value = example.key;
+        state.code = example.code;
+        state.example = null;
+      }
       if (state.code !== null) {
         if (editor) editor.set(state.code); else pending = state.code;
       }
