@@ -277,6 +277,8 @@ def test_compare_metrics_gives_each_metric_with_its_paired_interval():
     zero = [r for r in res["metrics"] if r["change_pct"] is None]
     assert all(r["diff_ci"] is not None and "difference" in r["text"] for r in zero)
     assert res["chart"]["description"].startswith("throughput:")
+    bad = json.loads(comparing.compare_metrics({"payload": 256}, {"variant": "p1-p5"}, 2, "rtt_us"))
+    assert bad["param"] == "metric" and bad["message"].startswith("metric: 'rtt_us' is not reported by these runs; allowed: throughput_gbps, ")
     other = json.loads(comparing.redraw(res, "lock_waits"))
     assert other["chart"]["description"].startswith("socket-lock waits")
     # the Python it prints reproduces every line

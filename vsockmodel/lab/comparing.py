@@ -55,7 +55,10 @@ def compare_metrics(config_a, config_b, replications=api.COMPARE_REPLICATIONS[2]
     if not rows:
         return api._json({"ok": False, "param": None, "message": "no metric is reported by every run"})
     keys = [r["key"] for r in rows]
-    metric = metric if metric in keys else keys[0]
+    if metric is not None and metric not in keys:
+        return api._json({"ok": False, "param": "metric",
+                          "message": f"metric: {metric!r} is not reported by these runs; allowed: {', '.join(keys)}"})
+    metric = metric or keys[0]
     row = rows[keys.index(metric)]
     b_full = {**config_b, "seed": config_a.get("seed", 1)}
     measured = testbed.measured_changes(config_a, b_full) if rows[0]["key"] in ("throughput_gbps", "rtt_us") else []

@@ -95,10 +95,12 @@ export function createCompareMode(ctx) {
     state.metric = metricSelect.value;
     ctx.writeAddress();
     if (!last) return;
-    showMetric();
     let res;
     try { res = await ctx.callOwn("redraw_comparison", {}, last, metricSelect.value); } catch (e) { ctx.failed(e); return; }
-    if (res.ok) { ctx.draw(chart, res.chart); text.textContent = res.text; }
+    if (!res.ok) { ctx.status(res.message, false, true); return; }
+    showMetric();
+    ctx.draw(chart, res.chart);
+    text.textContent = res.text;
   });
 
   return {
