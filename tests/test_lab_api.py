@@ -158,9 +158,14 @@ def _specs():
     yield json.loads(api.timeline(CONFIG))["spec"]
     yield json.loads(api.compare({"payload": 256}, {"payload": 256, "variant": "p1-p5"}, 2))["chart"]
     yield json.loads(api.sweep_chart({"variant": "p1-p5"}, [{"payload": 64, "value": 0.2}]))["spec"]
+    from vsockmodel.lab import headline as headline_module
+    point = json.loads(headline_module.point(64, 2))
+    yield json.loads(headline_module.chart([point]))["spec"]
+    yield json.loads(headline_module.chart([point]))["spec"] | {"description": "x" * 41}     # shape scale too
 
 
-@pytest.mark.parametrize("spec", list(_specs()), ids=["worker_time", "timeline", "compare", "sweep"])
+@pytest.mark.parametrize("spec", list(_specs()), ids=["worker_time", "timeline", "compare", "sweep", "headline",
+                                                      "headline-shapes"])
 def test_every_figure_has_a_text_alternative_units_and_the_book_palette(spec):
     assert spec["$schema"].endswith("vega-lite/v6.json") and len(spec["description"]) > 40
     text = json.dumps(spec)
@@ -168,7 +173,7 @@ def test_every_figure_has_a_text_alternative_units_and_the_book_palette(spec):
     assert any("(" in t and ")" in t for t in titles), titles          # a unit in parentheses
     ranges = {c.lower() for c in _find(spec, "range") for c in (c if isinstance(c, list) else [])
               if isinstance(c, str)}
-    shapes = {"circle", "diamond"}                          # a shape scale's range (the sweep's)
+    shapes = {"circle", "diamond", "square", "triangle-up"}  # a shape scale's range (sweep, headline)
     assert ranges - shapes <= {c.lower() for c in charts.COLORS.values()} | {"#888888"}
     assert "NaN" not in text
 
@@ -261,7 +266,8 @@ def test_every_metric_a_reader_asked_for_is_offered_from_python():
                    "useful_wakeups", "futile_wakeups", "recv_per_write", "throughput_gbps"):
         assert wanted in keys
     page = calls.page_data()
-    assert page["metrics"] == metrics.describe() and page["quiz_chapters"] == [1, 2, 3, 4, 5]
+    from vsockmodel.study import quiz
+    assert page["metrics"] == metrics.describe() and page["quiz_chapters"] == sorted(quiz.CHAPTERS)
 
 
 def test_compare_metrics_gives_each_metric_with_its_paired_interval():
@@ -313,8 +319,8 @@ def test_the_headline_is_the_compare_of_the_book_and_its_sentence_comes_from_the
     text = headline.where_they_part(fake, headline.measured())
     assert text.startswith("Model and measurement part most at 4 KiB") and "40.0 points apart" in text
     res = json.loads(headline.chart([pt]))
-    sources = {r["series"] for r in res["spec"]["data"]["values"]}
-    assert "measured (v1): p1-p5 against baseline" in sources and "measured (v1): p1-p3 against baseline" in sources
+    drawn = {(r["variant"], r["kind"]) for r in res["spec"]["data"]["values"]}
+    assert drawn == {(v, k) for v in ("p1-p3", "p1-p5") for k in ("model", "measured (v1 cover letter)")}
     off = json.loads(headline.chart([pt], buffer="64K"))
     assert "not the series' test bed" in off["sentence"]
 

@@ -445,8 +445,8 @@ def test_the_headline_is_drawn_in_one_click_with_where_model_and_measurement_par
     assert page.locator("[data-note=headline]").text_content() == expected["sentence"]
     assert expected["sentence"].startswith("Model and measurement part most at ")
     spec = json.loads(page.locator(".lab-chart[data-chart=headline]").get_attribute("data-spec"))
-    assert {"measured (v1): p1-p5 against baseline", "model: p1-p5 against baseline"} <= {
-        r["series"] for r in spec["data"]["values"]}
+    assert {("p1-p5", "measured (v1 cover letter)"), ("p1-p5", "model")} <= {
+        (r["variant"], r["kind"]) for r in spec["data"]["values"]}
     # computing it here can be stopped
     page.get_by_role("button", name="Compute it here").click()
     page.locator(".lab-status .lab-stop").click(timeout=15_000)

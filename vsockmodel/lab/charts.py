@@ -224,30 +224,35 @@ def variant_color(variant: str) -> str:
 # ---- the book's headline -----------------------------------------------------------------
 
 def headline(model: list[dict], measured: list[dict], planned: list[int]) -> dict:
-    """Gains against payload: the model's (circles) and the measured ones (diamonds),
-    each with its 95 % interval as a vertical bar. Points of the same payload are
-    drawn a little apart (model left, measurement right) so neither hides the other.
+    """Gains against payload, one colour per patch set: the model's (circles) and
+    the measured ones (diamonds), each with its 95 % interval as a vertical bar.
+    Points of the same payload are drawn a little apart (model left, measurement
+    right) so neither hides the other.
 
-    ``model`` and ``measured``: [{"payload", "value", "ci_low", "ci_high", "series"
-    (model) or "source" (measured)}]."""
+    ``model``: [{"payload", "value", "ci_low", "ci_high", "variant"}];
+    ``measured``: the same with "source" (who measured it)."""
     rows = ([dict(m, x=m["payload"] / 1.06, kind="model") for m in model]
-            + [dict(m, series=m["source"], x=m["payload"] * 1.06, kind="measured") for m in measured])
-    series = sorted({r["series"] for r in rows}, key=lambda s: (not s.startswith("model"), s))
-    palette = [COLORS["blue"], COLORS["sky_blue"], COLORS["vermillion"], COLORS["orange"]]
+            + [dict(m, x=m["payload"] * 1.06, kind=m["source"]) for m in measured])
+    variants = sorted({r["variant"] for r in rows}, reverse=True)          # p1-p5 first
+    kinds = ["model"] + sorted({m["source"] for m in measured})
+    palette = [COLORS["blue"], COLORS["orange"], COLORS["bluish_green"], COLORS["reddish_purple"]]
     said = []
-    for s in series:
-        pts = sorted((r for r in rows if r["series"] == s), key=lambda r: r["payload"])
-        said.append(f"{s}: " + ", ".join(f"{fmt_size(r['payload'])} {r['value']:+.1f} %" for r in pts))
+    for v in variants:
+        for k in kinds:
+            pts = sorted((r for r in rows if r["variant"] == v and r["kind"] == k), key=lambda r: r["payload"])
+            if pts:
+                said.append(f"{v} against baseline, {k}: "
+                            + ", ".join(f"{fmt_size(r['payload'])} {r['value']:+.1f} %" for r in pts))
     text = ("Throughput gain against payload, fixed 64 KiB recv(), with 95 % intervals. "
             + ("; ".join(said) if said else "no point yet") + ".")
-    x = _size_axis(planned)
-    x = dict(x, field="x")
-    color = {"field": "series", "type": "nominal", "title": None,
-             "scale": {"domain": series, "range": palette[:len(series)]}}
-    shape = {"field": "kind", "type": "nominal", "title": None, "legend": None,
-             "scale": {"domain": ["model", "measured"], "range": ["circle", "diamond"]}}
+    x = dict(_size_axis(planned), field="x")
+    color = {"field": "variant", "type": "nominal", "title": "against baseline",
+             "scale": {"domain": variants, "range": palette[:len(variants)]}}
+    shape = {"field": "kind", "type": "nominal", "title": None,
+             "scale": {"domain": kinds, "range": ["circle", "diamond", "square", "triangle-up"][:len(kinds)]}}
     y = {"field": "value", "type": "quantitative", "title": "throughput gain against baseline (%)"}
-    tooltip = [{"field": "series", "type": "nominal"}, {"field": "payload", "type": "quantitative"},
+    tooltip = [{"field": "variant", "type": "nominal"}, {"field": "kind", "type": "nominal"},
+               {"field": "payload", "type": "quantitative"},
                {"field": "value", "type": "quantitative", "format": "+.1f"},
                {"field": "ci_low", "type": "quantitative", "format": "+.1f"},
                {"field": "ci_high", "type": "quantitative", "format": "+.1f"}]

@@ -89,11 +89,10 @@ def chart(points, buffer=None) -> str:
     meas = measured(on_testbed)
     sweep_points, meas_points = [], []
     for variant, _ in CHANGES:
-        label = f"model: {variant} against baseline"
         sweep_points += [{"payload": p["payload"], "value": p["gains"][variant]["value"],
                           "ci_low": p["gains"][variant]["ci_low"], "ci_high": p["gains"][variant]["ci_high"],
-                          "series": label} for p in points]
-        meas_points += [dict(m, source=f"measured (v1): {variant} against baseline") for m in meas.get(variant, [])]
+                          "variant": variant} for p in points]
+        meas_points += [dict(m, variant=variant, source="measured (v1 cover letter)") for m in meas.get(variant, [])]
     spec = charts.headline(sweep_points, meas_points, list(PAYLOADS))
     sentence = where_they_part(points, meas)
     if not on_testbed:
