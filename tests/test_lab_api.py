@@ -376,8 +376,9 @@ def test_show_draws_runs_comparisons_sweeps_and_points():
     assert "change" in pycode.figure(c)["description"]
     sweep = {p: vm.run(payload=p, transfer="64K") for p in (64, 256)}
     assert pycode.figure(sweep)["datasets"]["model"][0]["payload"] == 64
-    pts = pycode.figure([(1, 2.0), (2, 3.5)], title="t")
+    pts = pycode.figure([(1, 2.0), (2, 3.5)], title="t", x="seed", y="throughput (Gbit/s)")
     assert pts["data"]["values"] == [{"x": 1.0, "y": 2.0}, {"x": 2.0, "y": 3.5}] and pts["title"] == "t"
+    assert [pts["encoding"][a]["title"] for a in "xy"] == ["seed", "throughput (Gbit/s)"]
     with pytest.raises(TypeError, match="show\\(\\) draws"):
         pycode.figure("not a figure")
     res = json.loads(pycode.run_code("import vsockmodel\nvsockmodel.lab.show([(1, 2), (3, 4)])\n"))

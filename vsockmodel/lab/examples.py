@@ -65,7 +65,7 @@ for limit in (1, 2, 4, 16, 64):
     r = vsockmodel.run(variant="p1-p3", payload=64, batch_pkts=limit, transfer="256K")
     points.append((limit, r.throughput_gbps))
     print(f"batch_pkts={limit:3}: {r.throughput_gbps:.3f} Gbit/s")
-vsockmodel.lab.show(points, title="throughput (Gbit/s) against batch_pkts")
+vsockmodel.lab.show(points, title="p1-p3, 64 B writes", x="batch_pkts (packets)", y="throughput (Gbit/s)")
 '''),
     Example("batched-rx", "Batched RX", "Baseline against p1-p3", '''\
 # Paired seeds: the change and its 95 % interval, as the series reports it.
@@ -104,7 +104,8 @@ values = [vsockmodel.run(variant="p1-p5", payload=4096, seed=s, transfer="1M").t
 mean = sum(values) / len(values)
 print("per seed:", ", ".join(f"{v:.3f}" for v in values))
 print(f"mean {mean:.3f} Gbit/s, spread {100 * (max(values) - min(values)) / mean:.1f} %")
-vsockmodel.lab.show(list(enumerate(values, start=1)), title="throughput (Gbit/s) by seed")
+vsockmodel.lab.show(list(enumerate(values, start=1)), title="p1-p5, 4 KiB writes", x="seed",
+                    y="throughput (Gbit/s)")
 '''),
 )
 BY_KEY = {e.key: e for e in EXAMPLES}

@@ -21,7 +21,7 @@ MAX_FIGURES = 20
 _figures: list[dict] = []
 
 
-def _pairs_chart(points, title: str) -> dict:
+def _pairs_chart(points, title: str, x: str, y: str) -> dict:
     from . import charts
 
     rows = [{"x": float(x), "y": float(y)} for x, y in points]
@@ -30,16 +30,17 @@ def _pairs_chart(points, title: str) -> dict:
     spec.update({"data": {"values": rows},
                  "mark": {"type": "line", "point": {"filled": True, "size": 50}, "tooltip": True,
                           "color": charts.COLORS["blue"]},
-                 "encoding": {"x": {"field": "x", "type": "quantitative", "title": "x"},
-                              "y": {"field": "y", "type": "quantitative", "title": "y"}}})
+                 "encoding": {"x": {"field": "x", "type": "quantitative", "title": x},
+                              "y": {"field": "y", "type": "quantitative", "title": y}}})
     if title:
         spec["title"] = title
     return spec
 
 
-def figure(obj, title: str = "") -> dict:
+def figure(obj, title: str = "", x: str = "x", y: str = "y") -> dict:
     """The Vega-Lite spec ``show`` draws for ``obj``: a run's Result, a Comparison,
-    a sweep ({payload: Result} or [(payload, Result)]), or (x, y) points."""
+    a sweep ({payload: Result} or [(payload, Result)]), or (x, y) points (``x`` and
+    ``y`` name their axes, with units: "throughput (Gbit/s)")."""
     from ..sim.results import Result
     from ..study.replications import Comparison
     from . import charts
@@ -58,7 +59,7 @@ def figure(obj, title: str = "") -> dict:
             spec = charts.sweep(points, title or "sweep", "throughput", "Gbit/s", [],
                                 sorted(p["payload"] for p in points))
         elif items and pairs and all(isinstance(c, (int, float)) and math.isfinite(c) for p in items for c in p):
-            return _pairs_chart(items, title)
+            return _pairs_chart(items, title, x, y)
         else:
             raise TypeError("show() draws a Result, a Comparison, a sweep ({payload: Result}) "
                             f"or a list of (x, y) numbers; got {type(obj).__name__}")
@@ -67,11 +68,12 @@ def figure(obj, title: str = "") -> dict:
     return spec
 
 
-def show(obj, title: str = "") -> None:
-    """Draw ``obj`` in the lab (a Result, a Comparison, a sweep, or (x, y) points)."""
+def show(obj, title: str = "", x: str = "x", y: str = "y") -> None:
+    """Draw ``obj`` in the lab (a Result, a Comparison, a sweep, or (x, y) points,
+    whose axes ``x`` and ``y`` name)."""
     if len(_figures) >= MAX_FIGURES:
         raise RuntimeError(f"show: at most {MAX_FIGURES} figures per run")
-    _figures.append(figure(obj, title))
+    _figures.append(figure(obj, title, x, y))
 
 
 def _traceback(exc: BaseException) -> str:

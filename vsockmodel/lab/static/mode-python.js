@@ -28,7 +28,7 @@ export function createPythonMode(ctx) {
   panel.append(
     el("p", { text: "Write Python against the model, as in a notebook at home: vsockmodel is imported; "
                     + "print() shows here, and vsockmodel.lab.show(x) draws a run, a comparison, a sweep or a list of "
-                    + "(x, y) points. Start from a chapter's example. Ctrl+Enter runs the code." }),
+                    + "(x, y) points (show(points, title, x=\"axis (unit)\", y=\"axis (unit)\")). Start from a chapter's example. Ctrl+Enter runs the code." }),
     el("div", { class: "lab-row" }, el("label", { for: "lab-example", text: "example " }), examples, load),
     editorBox, el("div", { class: "lab-row" }, runButton, stopButton), note, output, error, figures);
 
