@@ -141,6 +141,9 @@ export async function start(root, DATA, STATIC) {
   const groupOf = {};
   for (const g of Object.values(groups)) for (const p of g.members) groupOf[p.name] = g;
 
+  // Set in the same task that built them: no slider is ever shown apart from its box.
+  setAll();
+
   let debounce = null;
   function change(name, value) {
     linkNote.hidden = true;      // the address now says what the lab uses
