@@ -64,6 +64,7 @@ export function createPythonMode(ctx) {
   async function buildEditor() {
     let cm = null;
     try { cm = await import(new URL("../vendor/codemirror/editor.js", import.meta.url).href); } catch (e) { cm = null; }
+    await new Promise((resolve) => setTimeout(resolve, 0));    // the module's evaluation and the editor: two tasks
     const initial = pending ?? firstCode();
     pending = null;
     let changed = null;
