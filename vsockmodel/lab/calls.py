@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 from ..model import schema
-from ..study import quiz
 from . import api, comparing, examples, formats, headline, metrics, pycode, sweeps
 
 
@@ -28,6 +27,8 @@ def page_data() -> dict:
     """What the page needs before Python has loaded: slider stops with their texts,
     the metrics Compare offers, the Python mode's examples, the problem sets'
     chapters, and how to say each parameter's default."""
+    from ..study import quiz                # the page's worker never needs it at start
+
     stops = {p.name: formats.slider_stops(p) for p in schema.PARAMETERS}
     defaults = {p.name: formats.shown({p.name: p.default}).get(p.name) for p in schema.PARAMETERS}
     return {"stops": {k: v for k, v in stops.items() if v}, "defaults": {k: v for k, v in defaults.items() if v},

@@ -73,8 +73,7 @@ export async function start(root, DATA, STATIC) {
         state.ready = true;
         root.dataset.ready = "true";
         status(`Live: Python ${m.python} in your browser, ready in ${(m.ms / 1000).toFixed(1)} s.`, false);
-        onInput();
-        for (const mode of Object.values(modeObjects)) mode.onReady?.();
+        if (built) afterReady();
       },
       failed: (text) => status(text, false, true),
       busy: (busy) => {
@@ -83,6 +82,13 @@ export async function start(root, DATA, STATIC) {
         stopTimer = setTimeout(() => { stopButton.hidden = !worker.busy(); }, STOP_AFTER_MS);
       },
     });
+  // Python loads while the page builds the rest: whichever ends last goes on.
+  let built = false;
+  const modeObjects = {};
+  function afterReady() {
+    onInput();
+    for (const mode of Object.values(modeObjects)) mode.onReady?.();
+  }
   function stopWorker(reason) {
     state.ready = false;
     delete root.dataset.ready;
@@ -126,6 +132,8 @@ export async function start(root, DATA, STATIC) {
   function failed(e) {
     if (!["stale", "cancelled", "stopped", "not ready"].includes(e.message)) status("Failed: " + e.message, false, true);
   }
+
+  worker.start();
 
   // ---- the controls ---------------------------------------------------------------------------
   const narrow = matchMedia("(max-width: 600px)").matches;
@@ -237,7 +245,6 @@ export async function start(root, DATA, STATIC) {
   // ---- the modes ---------------------------------------------------------------------------------
   const drawing = new Drawing(STATIC, SCHEMA.themes, root);
   const panels = {};
-  const modeObjects = {};
   const ctx = {
     root, DATA, SCHEMA, PAGE, PARAMS, state, el, status, failed, call, callOwn, fresh, configOf,
     draw: (c, spec) => drawing.draw(c, spec), clearDrawing: (c) => drawing.clear(c),
@@ -321,8 +328,8 @@ export async function start(root, DATA, STATIC) {
   applyAddress();
   await nextTask();
   modeObjects.run.showPrecomputed(Object.keys(configOf(state.values)).length > 0);
-  await nextTask();
-  worker.start();
+  built = true;
+  if (state.ready) afterReady();
   // For tests and the curious: the live lab's calls, and a way back to a known state.
   window.vsockLab = {
     call: (fn, ...args) => call(fn, ...args), state, ready: () => state.ready,
