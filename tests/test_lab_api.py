@@ -278,6 +278,8 @@ def test_compare_metrics_gives_each_metric_with_its_paired_interval():
     assert rows["useful_wakeups"]["b"] == useful
     assert rows["packets_per_lock_hold"]["a"] == [1.0, 1.0, 1.0]          # the baseline locks per packet
     # a metric some run reports as zero: a paired difference, not a ratio
+    lo, hi = c.change_ci
+    assert rows["throughput_gbps"]["change_text"] == f"{c.change_pct:+.1f} % ({lo:+.1f} to {hi:+.1f})"
     zero = [r for r in res["metrics"] if r["change_pct"] is None]
     assert all(r["diff_ci"] is not None and "difference" in r["text"] for r in zero)
     assert res["chart"]["description"].startswith("throughput:")

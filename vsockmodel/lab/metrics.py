@@ -117,13 +117,15 @@ def paired(metric: Metric, results_a, results_b) -> dict | None:
     if all(x > 0 for x in a + b):
         lo, hi = paired_change_ci(a, b)
         change = 100 * (math.fsum(b) / math.fsum(a) - 1)
-        out.update(change_pct=change, change_ci=[lo, hi])
+        out.update(change_pct=change, change_ci=[lo, hi],
+                   change_text=f"{_signed(change)} % ({_signed(lo)} to {_signed(hi)})")
         out["text"] = (f"{metric.label}: A {out['a_text']}, B {out['b_text']} {metric.unit} (means); "
                        f"B against A {_signed(change)} % (95 % interval {_signed(lo)} % to {_signed(hi)} %), "
                        f"over {n} pairs.")
     else:
         diffs = mean_ci([y - x for x, y in zip(a, b)])
-        out.update(diff=diffs.mean, diff_ci=[diffs.ci_low, diffs.ci_high])
+        out.update(diff=diffs.mean, diff_ci=[diffs.ci_low, diffs.ci_high],
+                   change_text=f"{diffs.mean:+.4g} ({diffs.ci_low:+.4g} to {diffs.ci_high:+.4g}), a difference")
         out["text"] = (f"{metric.label}: A {out['a_text']}, B {out['b_text']} {metric.unit} (means); "
                        f"B minus A {diffs.mean:+.4g} {metric.unit} (95 % interval {diffs.ci_low:+.4g} to "
                        f"{diffs.ci_high:+.4g}), over {n} pairs: a run gave zero, so the change is a "
