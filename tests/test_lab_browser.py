@@ -350,6 +350,10 @@ def test_a_long_run_can_be_stopped_and_the_lab_goes_on(lab):
     page.wait_for_function("document.querySelector('.lab-status').textContent.startsWith('Stopped')", timeout=1_000)
     assert time.perf_counter() - t0 < 1.0
     page.wait_for_function("window.vsockLab.ready()", timeout=READY_MS)
+    # the fresh Python does not start the same long run again by itself
+    page.wait_for_function("document.querySelector('.lab-status').textContent.startsWith('Stopped: press Run')",
+                           timeout=READY_MS)
+    assert page.evaluate("window.vsockLab.pending()") == []
     _type(page, "payload", "2K")
     _wait_run(page, "r.params.payload === 2048", timeout=READY_MS)
 

@@ -88,16 +88,14 @@ export function fragment(state, params) {
   return "#" + h.toString();
 }
 
-// Writes the state into the address. The last fragment written is kept, so a
-// hashchange the lab caused itself is told apart from one the reader made.
-let written = null;
+// Writes the state into the address without a history entry (replaceState
+// fires no hashchange: only the reader's own edits of the address do).
 export function writeAddress(state, params) {
-  written = fragment(state, params);
+  const written = fragment(state, params);
   if (location.hash !== written && !(written === "#" && location.hash === "")) {
     history.replaceState(null, "", written === "#" ? location.pathname + location.search + "#" : written);
   }
 }
-export const isOwnFragment = (hash) => hash === written || (written === "#" && hash === "");
 
 // What the API gets: every parameter that applies to this variant and workload,
 // away from its default.

@@ -11,7 +11,7 @@ const COMMON = ["variant", "workload", "payload"];
 const GROUP_TITLES = { kernel: "Kernel", workload: "Workload", socket: "Socket", batch: "Lock batch (patch 2)",
                        host: "Host", run: "Run", advanced: "Advanced: mechanism hypotheses" };
 
-function fieldRow(p, input, extra, page) {
+function fieldRow(p, input, extra) {
   const id = "lab-" + p.name;
   input.id = input.id || id;
   const error = el("span", { class: "lab-field-error", id: id + "-error", "aria-live": "polite" });
@@ -48,7 +48,7 @@ function numberControl(p, page, hooks) {
   const optional = p.optional ? el("input", { type: "checkbox", class: "lab-default", id: `lab-${p.name}-default` }) : null;
   const wrap = el("span", { class: "lab-size" }, slider, text,
     optional ? el("label", { class: "lab-default-label", for: optional.id }, optional, " default: " + p.default_text) : null);
-  const { row, error, why } = fieldRow(p, text, wrap, page);
+  const { row, error, why } = fieldRow(p, text, wrap);
   let enabled = true;
   const lock = () => {
     const off = !enabled || (optional && optional.checked);
@@ -120,7 +120,7 @@ function choiceControl(p, page, hooks, variants) {
   const options = p.kind === "tristate" ? [["", "default (" + p.default_text + ")"], ["true", "on"], ["false", "off"]]
     : p.choices.map((c) => [c, c + (p.name === "variant" && variants[c] ? ": " + variants[c].split(":")[0] : "")]);
   for (const [value, label] of options) select.append(el("option", { value, text: label }));
-  const { row, error, why } = fieldRow(p, select, null, page);
+  const { row, error, why } = fieldRow(p, select, null);
   select.addEventListener("change", () => {
     const v = select.value;
     hooks.change(p.name, p.kind === "tristate" ? (v === "" ? null : v === "true") : v);
@@ -133,7 +133,7 @@ function choiceControl(p, page, hooks, variants) {
 
 function boolControl(p, page, hooks) {
   const box = el("input", { type: "checkbox", class: "lab-check", autocomplete: "off" });
-  const { row, error, why } = fieldRow(p, box, null, page);
+  const { row, error, why } = fieldRow(p, box, null);
   row.classList.add("lab-bool");
   box.addEventListener("change", () => hooks.change(p.name, box.checked));
   const self = common(p, row, error, why, box, (off) => { box.disabled = off; });

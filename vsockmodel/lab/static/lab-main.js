@@ -10,7 +10,7 @@
 // The page is built in several short tasks (each `await nextTask()` lets the
 // browser paint and answer input), so it never stops responding for long.
 
-import { MODES, applies, configOf as configFrom, defaultState, isChanged, readAddress, writeAddress } from "./address.js";
+import { MODES, applies, configOf as configFrom, isChanged, readAddress, writeAddress } from "./address.js";
 import { buildControls } from "./controls.js";
 import { commandBlock, el, nextTask } from "./dom.js";
 import { Drawing } from "./drawing.js";
