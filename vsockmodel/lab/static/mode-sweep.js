@@ -19,7 +19,7 @@ export function createSweepMode(ctx) {
     el("p", { text: `Runs the current settings at ${payloads.length} payloads from 64 B to 64 KiB, each with its default length. Where the settings are the series' test bed, its measurements are drawn too.` }),
     el("div", { class: "lab-row" },
       el("label", { for: "lab-matched" }, matchedBox, " recv() size follows the payload (the series' fixed-syscall test)"),
-      el("label", { for: "lab-sweep-change" }, changeBox, " the change from A to B (set them under “Compare”)"),
+      el("label", { for: "lab-sweep-change" }, changeBox, " the change from A to B (set them under “Compare A/B”)"),
       button, progress),
     note, apart, chart, text, commands);
   matchedBox.addEventListener("change", () => { state.matched = matchedBox.checked; state.generation++; ctx.writeAddress(); });

@@ -13,7 +13,7 @@ export function createTimelinesMode(ctx) {
   const button = el("button", { type: "button", class: "lab-button", text: "Draw both", onclick: () => drawBoth() });
   panel.append(
     el("p", { text: "Who holds the socket lock in A and in B: each from its own run's trace, windows of the same "
-                    + "length on one time scale. Set A and B under “Compare A and B”; without them, baseline "
+                    + "length on one time scale. Set A and B under “Compare A/B”; without them, baseline "
                     + "against p1-p3 at the current payload." }),
     button,
     el("div", { class: "lab-side-by-side" },
