@@ -198,6 +198,8 @@ def test_unchecking_a_default_starts_from_exactly_the_value_it_stood_for(lab):
     tr = _field(page, "transfer")
     default = vm.make_params(payload=2048)[0].transfer_bytes
     tr.locator("input.lab-default").uncheck()
+    # the run with the default's value set: the address names it (a run of the default has it too)
+    page.wait_for_function("location.hash.includes('transfer=')")
     _wait_run(page, f"r.params.transfer === {default} && r.params.payload === 2048")
     assert vm.parse_size(tr.locator("input.lab-text").input_value()) == default
     tr.locator("input.lab-default").check()
@@ -206,6 +208,7 @@ def test_unchecking_a_default_starts_from_exactly_the_value_it_stood_for(lab):
     _type(page, "payload", "3000")
     tr.locator("input.lab-default").uncheck()       # at once: before the new payload's check returns
     now = vm.make_params(payload=3000)[0].transfer_bytes
+    page.wait_for_function("location.hash.includes('transfer=')")
     _wait_run(page, f"r.params.transfer === {now} && r.params.payload === 3000")
     assert vm.parse_size(tr.locator("input.lab-text").input_value()) == now != default
 

@@ -54,6 +54,12 @@ export function createRunMode(ctx) {
       render(ctx.DATA.precomputed.run, false, linked);
       summary.textContent = ctx.DATA.precomputed.run.derived.summary;
     },
-    reset() { timelineBox.open = false; timeline.clear(); },
+    // As on a fresh page: the precomputed run shown, no timeline open.
+    reset() {
+      timelineBox.open = false;
+      timeline.clear();
+      render(ctx.DATA.precomputed.run, false, false);
+      delete root.dataset.copied;
+    },
   };
 }
