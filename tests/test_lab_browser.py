@@ -397,7 +397,7 @@ def test_compare_gives_every_metric_with_its_paired_interval(lab):
     page.wait_for_selector(".lab-chart[data-chart=compare] svg", timeout=30_000)
     # any metric, A against B: another one is drawn without running again
     page.locator("#lab-metric").select_option("lock_waits")
-    assert result.text_content() == rows["lock_waits"]["text"]
+    expect(result).to_have_text(rows["lock_waits"]["text"], timeout=30_000)
     page.wait_for_function("JSON.parse(document.querySelector('.lab-chart[data-chart=compare]').dataset.spec)"
                            ".description.startsWith('socket-lock waits')")
     assert page.locator("table.lab-metrics tr[data-key]").count() == len(rows)
