@@ -666,10 +666,9 @@ def test_a_link_with_bad_values_flags_each_and_shows_no_result_as_its_own(browse
     page.context.close()
 
 
-def test_a_link_s_unknown_names_repeats_and_bad_switches_are_named(browser, site):
-    page, watch = offline_page(browser, site)
-    page.goto(site + "book/lab.html#variant=p1-p3&nosuch=1&payload=8K&payload=16K&mode=bogus&host_lock=1"
-              "&headroom_check=True&a=5")
+def test_a_link_s_unknown_names_repeats_and_bad_switches_are_named(lab):
+    page, _ = lab
+    _reset(page, "#variant=p1-p3&nosuch=1&payload=8K&payload=16K&mode=bogus&host_lock=1&headroom_check=True&a=5")
     note = page.locator(".lab-link-note")
     note.wait_for(state="visible")
     text = note.text_content()
@@ -678,14 +677,12 @@ def test_a_link_s_unknown_names_repeats_and_bad_switches_are_named(browser, site
         assert part in text, (part, text)
     assert "headroom_check=" not in text
     assert "nosuch" not in page.evaluate("location.hash")
-    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
     _wait_run(page, "r.params.payload === 8192 && r.params.host_lock === false", timeout=60_000)
     assert _last_run(page)["params"]["headroom_check"] is True
     _type(page, "buffer", "256K")
     page.wait_for_function("!location.hash.includes('buffer')")
     assert "changed" not in page.locator('details[data-group="socket"] summary').text_content()
     assert not page.locator(".lab-link-note").is_visible()
-    page.context.close()
 
 
 def test_before_python_is_ready_sliders_agree_with_their_boxes_and_say_their_value(browser, site):

@@ -336,9 +336,13 @@ export async function start(root, DATA, STATIC) {
     // Settings, mode and storage as a fresh page with this fragment would have them.
     pending: () => [...worker.pending.values()].map((job) => job.fn),
     settled: () => state.ready && root.dataset.settled === String(state.generation),
-    reset(hash = "") {
+    async reset(hash = "") {
       try { localStorage.removeItem("vsock-lab-code"); } catch (e) { /* storage may be off */ }
-      if (worker.busy()) stopWorker("reset");       // nothing of the last test runs on
+      // Nothing of the last test runs on: a sweep stops at its next point; a call
+      // still running a moment later ends with its worker.
+      state.generation++;
+      for (let waited = 0; worker.busy() && waited < 1500; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      if (worker.busy()) stopWorker("reset");
       for (const mode of Object.values(modeObjects)) mode.reset?.();
       history.replaceState(null, "", location.pathname + location.search + (hash || "#"));
       const read = readAddress(hash, PARAMS, PAGE);
