@@ -6,10 +6,11 @@ gets JSON text back, as CPython would print it.
 
 from __future__ import annotations
 
+import importlib
 import json
 
 from ..model import schema
-from . import api, comparing, examples, formats, headline, metrics, pycode, sweeps
+from . import api, formats
 
 
 def check_shown(config) -> str:
@@ -27,7 +28,8 @@ def page_data() -> dict:
     """What the page needs before Python has loaded: slider stops with their texts,
     the metrics Compare offers, the Python mode's examples, the problem sets'
     chapters, and how to say each parameter's default."""
-    from ..study import quiz                # the page's worker never needs it at start
+    from ..study import quiz                # only the build needs these
+    from . import examples, headline, metrics
 
     stops = {p.name: formats.slider_stops(p) for p in schema.PARAMETERS}
     defaults = {p.name: formats.shown({p.name: p.default}).get(p.name) for p in schema.PARAMETERS}
@@ -39,12 +41,16 @@ def page_data() -> dict:
 
 CODE_LIMIT = 6000        # characters of code a link carries (an address of about 8 KB at most)
 
+# name -> (module, function): a module is imported at its first call, so that
+# the worker is ready before it has imported what only some modes use.
 CALLS = {
-    "check": check_shown, "run": api.run, "timeline": api.timeline, "compare": api.compare,
-    "compare_metrics": comparing.compare_metrics, "redraw_comparison": comparing.redraw,
-    "sweep_point": api.sweep_point, "sweep_chart": api.sweep_chart, "sweep_summary": sweeps.summary,
-    "headline_point": headline.point, "headline_chart": headline.chart,
-    "quiz_problem": api.quiz_problem, "quiz_check": api.quiz_check, "run_code": pycode.run_code,
+    "check": ("calls", "check_shown"), "run": ("api", "run"), "timeline": ("api", "timeline"),
+    "compare": ("api", "compare"), "compare_metrics": ("comparing", "compare_metrics"),
+    "redraw_comparison": ("comparing", "redraw"), "sweep_point": ("api", "sweep_point"),
+    "sweep_chart": ("api", "sweep_chart"), "sweep_summary": ("sweeps", "summary"),
+    "headline_point": ("headline", "point"), "headline_chart": ("headline", "chart"),
+    "quiz_problem": ("api", "quiz_problem"), "quiz_check": ("api", "quiz_check"),
+    "run_code": ("pycode", "run_code"),
 }
 
 
@@ -53,4 +59,5 @@ def call(name: str, args_json: str) -> str:
     if name not in CALLS:
         return api._json({"ok": False, "param": None,
                           "message": f"no such call {name!r}; the lab calls {', '.join(sorted(CALLS))}"})
-    return CALLS[name](*json.loads(args_json))
+    module, function = CALLS[name]
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)(*json.loads(args_json))

@@ -31,7 +31,8 @@ const MODE_FACTORIES = { run: createRunMode, compare: createCompareMode, sweep: 
                          headline: createHeadlineMode, timelines: createTimelinesMode,
                          problems: createProblemsMode, python: createPythonMode };
 
-export async function start(root, DATA, STATIC) {
+// early: the worker lab.js started (Python loads while these modules load).
+export async function start(root, DATA, STATIC, early = null) {
   const SCHEMA = DATA.schema, PAGE = DATA.page;
   const PARAMS = SCHEMA.parameters.filter((p) => p.name !== "trace");
   const configOf = (values) => configFrom(values, PARAMS);
@@ -72,6 +73,7 @@ export async function start(root, DATA, STATIC) {
       ready: (m) => {
         state.ready = true;
         root.dataset.ready = "true";
+        root.dataset.readyPhases = JSON.stringify(m.phases);
         status(`Live: Python ${m.python} in your browser, ready in ${(m.ms / 1000).toFixed(1)} s.`, false);
         if (built) afterReady();
       },
@@ -133,7 +135,7 @@ export async function start(root, DATA, STATIC) {
     if (!["stale", "cancelled", "stopped", "not ready"].includes(e.message)) status("Failed: " + e.message, false, true);
   }
 
-  worker.start();
+  worker.start(early);
 
   // ---- the controls ---------------------------------------------------------------------------
   const narrow = matchMedia("(max-width: 600px)").matches;

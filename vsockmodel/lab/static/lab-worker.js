@@ -19,11 +19,15 @@ async function init(msg) {
   const pyodide = await loadPyodide({ indexURL: msg.pyodide });
   pyodide.setStdout({ batched: (text) => postMessage({ op: "output", id: current, text: text + "\n", stream: "stdout" }) });
   pyodide.setStderr({ batched: (text) => postMessage({ op: "output", id: current, text: text + "\n", stream: "stderr" }) });
+  const t1 = performance.now();
   postMessage({ op: "progress", text: "Installing simpy and the model…" });
   await pyodide.loadPackage(msg.wheels, { messageCallback: () => {}, errorCallback: (e) => console.warn(e) });
+  const t2 = performance.now();
   calls = pyodide.pyimport("vsockmodel.lab.calls");
   const python = pyodide.runPython("import sys; sys.version.split()[0]");
-  postMessage({ op: "ready", ms: performance.now() - t0, python });
+  const t3 = performance.now();
+  // phases: the runtime, the wheels, importing the model (scripts/bench-lab reports them)
+  postMessage({ op: "ready", ms: t3 - t0, python, phases: { runtime: t1 - t0, wheels: t2 - t1, imports: t3 - t2 } });
 }
 
 function call(msg) {

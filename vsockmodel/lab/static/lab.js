@@ -11,7 +11,13 @@
   const STATIC = new URL("../", document.currentScript.src).href;   // _static/
 
   if (location.protocol !== "file:") {
-    import(STATIC + "lab/lab-main.js").then((m) => m.start(root, DATA, STATIC)).catch((err) => {
+    // Python starts loading at once, while the page's modules load; what the
+    // worker says meanwhile is kept for the page (worker-client.js adopts it).
+    const worker = new Worker(STATIC + "lab/lab-worker.js", { type: "module" });
+    const early = { worker, messages: [] };
+    worker.onmessage = (event) => early.messages.push(event);
+    worker.postMessage({ op: "init", pyodide: STATIC + "vendor/pyodide/", wheels: DATA.wheels.map((w) => STATIC + "lab/" + w) });
+    import(STATIC + "lab/lab-main.js").then((m) => m.start(root, DATA, STATIC, early)).catch((err) => {
       root.querySelector(".lab-status").textContent = "The lab failed to start: " + (err && err.message || err);
     });
     return;

@@ -20,10 +20,11 @@ export class LabWorker {
     this.worker = null;
   }
 
-  start() {
+  // early: {worker, messages} a worker lab.js started already, and what it said so far.
+  start(early = null) {
     this.ready = false;
     this.hooks.progress("Loading Python in your browser (Pyodide, about 10 MB, the first time)…");
-    const worker = new Worker(this.url, { type: "module" });
+    const worker = early ? early.worker : new Worker(this.url, { type: "module" });
     this.worker = worker;
     worker.onmessage = (event) => {
       if (worker !== this.worker) return;           // a worker already replaced
@@ -42,7 +43,8 @@ export class LabWorker {
       }
     };
     worker.onerror = (e) => this.hooks.failed("The lab's worker failed: " + (e.message || e));
-    worker.postMessage({ op: "init", ...this.init });
+    if (early) { for (const event of early.messages) worker.onmessage(event); }
+    else worker.postMessage({ op: "init", ...this.init });
   }
 
   call(fn, ...args) { return this.callWith({}, fn, ...args); }
