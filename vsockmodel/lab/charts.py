@@ -231,9 +231,11 @@ def headline(model: list[dict], measured: list[dict], planned: list[int]) -> dic
 
     ``model``: [{"payload", "value", "ci_low", "ci_high", "variant"}];
     ``measured``: the same with "source" (who measured it)."""
-    rows = ([dict(m, x=m["payload"] / 1.06, kind="model") for m in model]
-            + [dict(m, x=m["payload"] * 1.06, kind=m["source"]) for m in measured])
-    variants = sorted({r["variant"] for r in rows}, reverse=True)          # p1-p5 first
+    variants = sorted({r["variant"] for r in model + measured}, reverse=True)   # p1-p5 first
+    # Four points at a payload, side by side: each variant's model, then its measurement.
+    nudge = {(v, k): 1.05 ** (2 * (2 * i + j) - 3) for i, v in enumerate(variants) for j, k in enumerate("mM")}
+    rows = ([dict(m, x=m["payload"] * nudge[m["variant"], "m"], kind="model") for m in model]
+            + [dict(m, x=m["payload"] * nudge[m["variant"], "M"], kind=m["source"]) for m in measured])
     kinds = ["model"] + sorted({m["source"] for m in measured})
     palette = [COLORS["blue"], COLORS["orange"], COLORS["bluish_green"], COLORS["reddish_purple"]]
     said = []
@@ -248,8 +250,10 @@ def headline(model: list[dict], measured: list[dict], planned: list[int]) -> dic
     x = dict(_size_axis(planned), field="x")
     color = {"field": "variant", "type": "nominal", "title": "against baseline",
              "scale": {"domain": variants, "range": palette[:len(variants)]}}
+    # The shapes' legend in grey: its default black vanishes on a dark page.
     shape = {"field": "kind", "type": "nominal", "title": None,
-             "scale": {"domain": kinds, "range": ["circle", "diamond", "square", "triangle-up"][:len(kinds)]}}
+             "scale": {"domain": kinds, "range": ["circle", "diamond", "square", "triangle-up"][:len(kinds)]},
+             "legend": {"symbolFillColor": "#888888", "symbolStrokeColor": "#888888"}}
     y = {"field": "value", "type": "quantitative", "title": "throughput gain against baseline (%)"}
     tooltip = [{"field": "variant", "type": "nominal"}, {"field": "kind", "type": "nominal"},
                {"field": "payload", "type": "quantitative"},
