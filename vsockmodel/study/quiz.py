@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..model import kernel
 from ..model.params import make_params
-from ..model.units import fmt_size, parse_int, quote
+from ..model.units import check_int, fmt_size, parse_int, quote
 from ..scenarios.starvation import starvation
 from .cache import cached_run
 from .replications import compare
@@ -419,9 +419,7 @@ def checked_args(chapter, seed) -> tuple[int, int]:
     chapter = parse_int(chapter, "chapter", allowed)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter: {chapter} has no problems; allowed {allowed}")
-    seed = parse_int(seed, "seed", f"[0, {MAX_SEED}]")
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"seed: {seed} is out of range; allowed [0, {MAX_SEED}]")
+    seed = check_int("seed", seed, 0, MAX_SEED)
     return chapter, seed
 
 
