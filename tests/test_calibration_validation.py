@@ -12,6 +12,8 @@ from vsockmodel.model.costs import Costs, default_costs, load_calibrated
 from vsockmodel.sim.run import simulate
 from vsockmodel.model.params import make_params
 
+from model_support import only_costs
+
 
 @pytest.fixture
 def quick(monkeypatch):
@@ -205,12 +207,35 @@ def test_the_calibrations_operation_counts_add_up_to_the_workers_busy_time(varia
     costs = costs.with_(jitter_cv=0.0)
     ops = simulate(p, costs).worker_ops
     counted = sum(n * getattr(costs, name) for name, n in calibrate._counts(variant, ops).items())
-    # The run may end inside the last packet: allow one packet's work and a worker run.
+    # The run may end inside the last packet or refill (charged before the ring
+    # has the buffers): allow one packet's work, a worker run and a ring's refill.
     one_packet = (sum(getattr(costs, n) for g in ("per_packet", "lookup_lock", "notify")
                       for n in calibrate.GROUPS[g])
-                  + payload * costs.rx_byte_ns + costs.irq_ns + costs.worker_run_ns)
+                  + costs.irq_ns + costs.worker_run_ns + p.rx_ring_size * costs.rx_fill_buf_ns)
     assert counted == pytest.approx(ops["busy_ns"], abs=one_packet)
     assert ops["packets"] >= 1000                 # many packets: a missed cost adds up
+
+
+@pytest.mark.parametrize("variant,payload", [("baseline", 64), ("p1-p5", 256), ("p1-p3", 4096)])
+def test_each_cpu1_cost_is_counted_as_often_as_it_is_paid(variant, payload):
+    # One cost at a time, all other CPU costs 0: CPU1's busy time is that cost
+    # times calibrate._counts' count of it, give or take the run's ends (two
+    # charges: a kworker asleep at the end, the closing OP_SHUTDOWN's packet;
+    # a ring's worth for a refill the run ended inside).
+    keep_moving = dict(vcpu_wake_short_ns=5000.0, vcpu_wake_long_ns=30000.0,
+                       host_wake_latency_ns=3000.0, host_to_guest_latency_ns=4000.0,
+                       host_send_ns=1000.0, recv_syscall_ns=500.0, vhost_pkt_ns=600.0)
+    transfer = make_params(variant=variant, payload=payload)[0].transfer_for(1000)
+    p, _ = make_params(variant=variant, payload=payload, transfer=transfer)
+    names = [n for n in calibrate._counts(variant, simulate(p, default_costs()).worker_ops)]
+    for name in names:
+        ops = simulate(p, only_costs(**{**keep_moving, name: 1000.0})).worker_ops
+        paid = ops["busy_ns"] / 1000.0
+        counted = calibrate._counts(variant, ops)[name]
+        slack = p.rx_ring_size if name == "rx_fill_buf_ns" else 2
+        assert abs(paid - counted) <= slack, f"{name}: paid {paid:g} times, counted {counted:g}"
+        assert counted > 0 or name in ("data_ready_flag_ns", "callback_lock_ns", "tail_copy_byte_ns",
+                                       "tail_free_ns", "wakeup_ns"), name
 
 
 def test_the_costs_marked_fitted_are_the_ones_the_calibration_fits():

@@ -36,7 +36,7 @@ from vsockmodel import cli
 from vsockmodel.lab import api
 from vsockmodel.model import schema
 from vsockmodel.scenarios.starvation import starvation
-from vsockmodel.study import bench, calibrate, quiz, validate
+from vsockmodel.study import bench, calibrate, hypotheses, quiz, validate
 from vsockmodel.study import replications as rep
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -54,7 +54,7 @@ class NotRunHere(Exception):
 @contextlib.contextmanager
 def guard():
     """Runs only up to SMALL work units, in this process (no worker processes);
-    the long commands (calibrate, validate, bench) stop where they would start,
+    the long commands (calibrate, validate, hypotheses, bench) stop where they would start,
     having been given their arguments; quiz problems are cheap stand-ins."""
     real = sim_run.simulate
 
@@ -78,6 +78,9 @@ def guard():
         stack.enter_context(mock.patch.object(calibrate, "fit", reached))
         stack.enter_context(mock.patch.object(validate, "validate", reached))
         stack.enter_context(mock.patch.object(bench, "measure", reached))
+        stack.enter_context(mock.patch.object(hypotheses, "study",
+                                              lambda names=None, **kw: (hypotheses.selected(names),
+                                                                        reached(**kw))))
         stack.enter_context(mock.patch.object(quiz, "problem", problem))
         api._problem.cache_clear()                    # noqa: SLF001 - the lab's cache of problems
         yield
@@ -86,7 +89,7 @@ def guard():
 
 # What an error may name: a parameter of the call, or the metric a comparison
 # could not compute (a side whose stream was reset has no throughput).
-NAMED = (set(schema.NAMES) | {"costs", "replications", "jobs", "metric", "a", "b", "chapter", "answer", "key",
+NAMED = (set(schema.NAMES) | {"costs", "replications", "jobs", "metric", "a", "b", "chapter", "answer", "key", "only",
                               "reader_wake_ns"} | set(rep.STREAM_METRICS) | set(rep.PINGPONG_METRICS))
 
 

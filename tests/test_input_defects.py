@@ -32,7 +32,7 @@ def run_cli(capsys, *argv):
 @pytest.mark.parametrize("kwargs,start", [
     ({"payload": 0}, "payload: 0 bytes is out of range"),
     ({"variant": "foo"}, "variant: unknown variant 'foo'"),
-    ({"transfer": 10**12}, "transfer: 1000000000000 bytes is out of range"),
+    ({"transfer": 10**12}, "transfer: 1,000,000,000,000 B (931.3 GiB) is out of range"),
 ])
 def test_params_made_directly_are_validated(kwargs, start):
     t0 = time.perf_counter()
@@ -45,7 +45,7 @@ def test_params_made_directly_are_validated(kwargs, start):
 def test_a_too_large_transfer_is_reported_as_given_not_rounded():
     with pytest.raises(ValueError) as exc:
         vm.make_params(payload=4096, transfer=10**12 + 1)
-    assert str(exc.value).startswith("transfer: 1000000000001 bytes")
+    assert str(exc.value).startswith("transfer: 1,000,000,000,001 B")
 
 
 def test_api_errors_name_no_command_line_flag():

@@ -43,10 +43,10 @@ PART = REPO / "book" / "instructor"
 PAGES = ["index", "agendas", "preflight", "misconceptions", "answer-keys"]
 MARKDOWN = {name: (PART / f"{name}.md").read_text(encoding="utf-8") for name in PAGES if name != "answer-keys"}
 NOTEBOOK = PART / "answer-keys.ipynb"
-LAB_JS = (REPO / "vsockmodel" / "lab" / "static" / "lab.js").read_text(encoding="utf-8")
-#: What the lab's readHash reads besides the schema's parameters.
-LAB_STATE_KEYS = {"mode", "qchapter", "qseed", "a", "b", "matched", "pairs"}
-LAB_MODES = {"run", "compare", "sweep", "problems"}
+LAB_JS = (REPO / "vsockmodel" / "lab" / "static" / "address.js").read_text(encoding="utf-8")
+#: What the lab's readAddress reads besides the schema's parameters.
+LAB_STATE_KEYS = {"mode", "qchapter", "qseed", "a", "b", "matched", "metric", "code", "example", "pairs"}
+LAB_MODES = set(re.search(r"export const MODES = \[([^\]]*)\]", LAB_JS).group(1).replace('"', "").replace(" ", "").split(","))
 SOURCES = ("[v1 cover]", "[v2 series]", "[v1 review]", "[vhost batch]", "[skb review]")
 _DASH = r"\s*[–-]\s*"
 
@@ -297,7 +297,7 @@ def check_lab_link(url: str) -> None:
 
 def test_the_lab_reads_the_keys_the_links_use():
     for key in LAB_STATE_KEYS:
-        assert re.search(rf'k === "{key}"', LAB_JS), f"lab.js readHash does not read {key!r}"
+        assert re.search(rf'k === "{key}"', LAB_JS), f"address.js readAddress does not read {key!r}"
 
 
 def test_the_link_check_refuses_what_the_lab_or_the_model_would_not_take():

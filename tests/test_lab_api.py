@@ -158,9 +158,12 @@ def _specs():
     yield json.loads(api.timeline(CONFIG))["spec"]
     yield json.loads(api.compare({"payload": 256}, {"payload": 256, "variant": "p1-p5"}, 2))["chart"]
     yield json.loads(api.sweep_chart({"variant": "p1-p5"}, [{"payload": 64, "value": 0.2}]))["spec"]
+    from vsockmodel.lab import headline as headline_module
+    point = json.loads(headline_module.point(64, 2))
+    yield json.loads(headline_module.chart([point]))["spec"]
 
 
-@pytest.mark.parametrize("spec", list(_specs()), ids=["worker_time", "timeline", "compare", "sweep"])
+@pytest.mark.parametrize("spec", list(_specs()), ids=["worker_time", "timeline", "compare", "sweep", "headline"])
 def test_every_figure_has_a_text_alternative_units_and_the_book_palette(spec):
     assert spec["$schema"].endswith("vega-lite/v6.json") and len(spec["description"]) > 40
     text = json.dumps(spec)
@@ -168,7 +171,7 @@ def test_every_figure_has_a_text_alternative_units_and_the_book_palette(spec):
     assert any("(" in t and ")" in t for t in titles), titles          # a unit in parentheses
     ranges = {c.lower() for c in _find(spec, "range") for c in (c if isinstance(c, list) else [])
               if isinstance(c, str)}
-    shapes = {"circle", "diamond"}                          # a shape scale's range (the sweep's)
+    shapes = {"circle", "diamond", "square", "triangle-up"}  # a shape scale's range (sweep, headline)
     assert ranges - shapes <= {c.lower() for c in charts.COLORS.values()} | {"#888888"}
     assert "NaN" not in text
 
@@ -209,3 +212,175 @@ def test_the_schema_is_what_make_params_checks():
             kw = {"variant": "p1-p3", p.name: p.hi + 1}
             with pytest.raises(ValueError, match=rf"^{p.name}: "):
                 vm.make_params(**kw)
+
+
+# ---- the page's own entry points (vsockmodel.lab.calls) ---------------------------------------
+
+from vsockmodel.lab import calls, comparing, examples, formats, headline, metrics, pycode, sweeps, testbed  # noqa: E402
+from vsockmodel.model.units import fmt_size_exact  # noqa: E402
+
+
+def test_size_sliders_step_over_round_sizes_whose_texts_read_back_exactly():
+    stops = formats.slider_stops(schema.BY_NAME["payload"])
+    values = [s["value"] for s in stops]
+    after_4k = values[values.index(4096) + 1]
+    assert after_4k == 6144                                    # not 4277: a keyboard step lands on a round size
+    for s in stops:
+        assert vm.parse_size(s["text"]) == s["value"] and s["said"] == fmt_size_exact(s["value"])
+    ring = [s["value"] for s in formats.slider_stops(schema.BY_NAME["rx_ring_size"])]
+    assert ring == [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    assert formats.slider_stops(schema.BY_NAME["seed"]) is None
+    for p in schema.PARAMETERS:                                # every default sits on a stop
+        stops = formats.slider_stops(p)
+        if stops and p.default is not None:
+            assert p.default in [s["value"] for s in stops], p.name
+
+
+def test_the_page_formats_no_size_itself():
+    # One rule for sizes and counts: Python's (vsockmodel.model.units). The page's
+    # JavaScript shows texts Python made; it has no KiB/MiB arithmetic of its own.
+    from pathlib import Path
+    static = Path(api.__file__).parent / "static"
+    for js in static.glob("*.js"):
+        code = "\n".join(line for line in js.read_text().splitlines() if not line.strip().startswith("//"))
+        for forbidden in ('"KiB"', '" KiB"', "'KiB'", "* 1024", "/ 1024", "MiB", "toLocaleString(\"en\") + \" B"):
+            assert forbidden not in code, (js.name, forbidden)
+
+
+def test_a_checked_configuration_comes_with_every_value_as_the_page_shows_it():
+    res = json.loads(calls.call("check", json.dumps([{"payload": 2049, "buffer": "48K"}])))
+    assert res["shown"]["payload"] == {"text": "2049", "said": "2,049 B (2.0 KiB)", "short": "2.0 KiB"}
+    assert res["shown"]["buffer"]["text"] == "48K"
+    transfer = vm.make_params(payload=100)[0].transfer_bytes
+    res = json.loads(calls.call("check", json.dumps([{"payload": 100}])))
+    assert res["shown"]["derived.transfer"]["short"] == "781.2 KiB" == formats.fmt_size(transfer)
+    bad = json.loads(calls.call("nonsense", "[]"))
+    assert not bad["ok"] and "no such call 'nonsense'" in bad["message"]
+
+
+def test_every_metric_a_reader_asked_for_is_offered_from_python():
+    keys = [m["key"] for m in metrics.describe()]
+    for wanted in ("lock_waits", "vhost_no_rx_buf_pct", "rx_cycles_per_byte", "packets_per_lock_hold",
+                   "useful_wakeups", "futile_wakeups", "recv_per_write", "throughput_gbps"):
+        assert wanted in keys
+    page = calls.page_data()
+    from vsockmodel.study import quiz
+    assert page["metrics"] == metrics.describe() and page["quiz_chapters"] == sorted(quiz.CHAPTERS)
+
+
+def test_compare_metrics_gives_each_metric_with_its_paired_interval():
+    res = json.loads(comparing.compare_metrics({"payload": 256}, {"payload": 256, "variant": "p1-p5"}, 3))
+    c = vm.compare("baseline", "p1-p5", replications=3, payload=256)
+    rows = {r["key"]: r for r in res["metrics"]}
+    assert rows["throughput_gbps"]["change_pct"] == c.change_pct
+    assert rows["throughput_gbps"]["change_ci"] == list(c.change_ci)
+    useful = [r.wakeups - r.futile_wakeups for r in c.runs_b.results]
+    assert rows["useful_wakeups"]["b"] == useful
+    # the baseline locks per packet (the closing OP_SHUTDOWN takes one hold of its own)
+    assert rows["packets_per_lock_hold"]["a"] == [r.packets / (r.packets + 1) for r in c.runs_a.results]
+    # a metric some run reports as zero: a paired difference, not a ratio
+    lo, hi = c.change_ci
+    assert rows["throughput_gbps"]["change_text"] == f"{c.change_pct:+.1f} % ({lo:+.1f} to {hi:+.1f})"
+    zero = [r for r in res["metrics"] if r["change_pct"] is None]
+    assert all(r["diff_ci"] is not None and "difference" in r["text"] for r in zero)
+    assert res["chart"]["description"].startswith("throughput:")
+    bad = json.loads(comparing.compare_metrics({"payload": 256}, {"variant": "p1-p5"}, 2, "rtt_us"))
+    assert bad["param"] == "metric" and bad["message"].startswith("metric: 'rtt_us' is not reported by these runs; allowed: throughput_gbps, ")
+    other = json.loads(comparing.redraw(res, "lock_waits"))
+    assert other["chart"]["description"].startswith("socket-lock waits")
+    # the Python it prints reproduces every line
+    out = subprocess.run([sys.executable, "-c", res["command"]["python"]], capture_output=True, text=True, timeout=300)
+    assert out.stdout.splitlines() == [r["text"] for r in res["metrics"]]
+
+
+def test_a_comparison_on_the_test_bed_shows_the_measured_change_and_how_far_apart():
+    res = json.loads(comparing.compare_metrics({"payload": 64}, {"payload": 64, "variant": "p1-p5"}, 2))
+    [v1, v2] = res["measured"]
+    assert (v1["table"], v1["value"], v1["ci_low"]) == ("v1_all_fixed64k", 92.91, 89.31)
+    model = res["metrics"][0]["change_pct"]
+    assert f"{abs(model - 92.91):.1f} points" in res["measured_text"]
+    off = json.loads(comparing.compare_metrics({"payload": 64, "buffer": "64K"},
+                                               {"payload": 64, "buffer": "64K", "variant": "p1-p5"}, 2))
+    assert off["measured"] == [] and off["measured_text"] == ""
+    matched = testbed.measured_changes({"payload": 256, "recv_size": 256}, {"payload": 256, "recv_size": 256,
+                                                                            "variant": "p1-p3"})
+    assert [m["table"] for m in matched] == ["v1_p1p3_fixedsyscall", "v2_p1p3_fixedsyscall"]
+    assert testbed.measured_changes({"payload": 100}, {"payload": 100, "variant": "p1-p5"}) == []
+
+
+def test_the_headline_is_the_compare_of_the_book_and_its_sentence_comes_from_the_numbers():
+    pt = json.loads(headline.point(64, 2))
+    c = vm.compare("baseline", "p1-p5", replications=2, payload=64)
+    assert pt["gains"]["p1-p5"]["value"] == pytest.approx(c.change_pct, rel=1e-12)
+    assert [pt["gains"]["p1-p5"]["ci_low"], pt["gains"]["p1-p5"]["ci_high"]] == pytest.approx(list(c.change_ci))
+    # the sentence names the payload where model and measurement part most
+    fake = [{"payload": p, "gains": {"p1-p5": {"value": m["value"] + (40 if p == 4096 else 1),
+                                               "ci_low": m["ci_low"], "ci_high": m["ci_high"]}}}
+            for p, m in ((m["payload"], m) for m in headline.measured()["p1-p5"])]
+    text = headline.where_they_part(fake, headline.measured())
+    assert text.startswith("Model and measurement part most at 4 KiB") and "40.0 points apart" in text
+    res = json.loads(headline.chart([pt]))
+    drawn = {(r["variant"], r["kind"]) for r in res["spec"]["data"]["values"]}
+    assert drawn == {(v, k) for v in ("p1-p3", "p1-p5") for k in ("model", "measured (v1 cover letter)")}
+    off = json.loads(headline.chart([pt], buffer="64K"))
+    assert "not the series' test bed" in off["sentence"]
+
+
+def test_the_sweep_s_python_loop_prints_the_sweep():
+    cmd = sweeps.command({"variant": "p1-p5", "buffer": "64K"})
+    assert cmd["cli"].startswith("for p in 64 128 ") and "--buffer" in cmd["cli"]
+    short = cmd["python"].replace(str(list(api.SWEEP_PAYLOADS)), "[64, 4096]")
+    out = subprocess.run([sys.executable, "-c", short], capture_output=True, text=True, timeout=300)
+    expected = [f"{p} {json.loads(api.sweep_point({'variant': 'p1-p5', 'buffer': '64K'}, p))['value']}"
+                for p in (64, 4096)]
+    assert out.stdout.splitlines() == expected
+    change = sweeps.command({"variant": "baseline"}, False, {"variant": "p1-p5"})
+    assert "compare --variants baseline p1-p5" in change["cli"]
+    apart = sweeps.apart([{"payload": 64, "value": 50.0}], False, {"variant": "baseline"}, {"variant": "p1-p5"})
+    assert "42.9 at most (at 64 B: model +50.0 %, measured +92.9 %)" in apart
+    assert sweeps.apart([{"payload": 64, "value": 50.0}], False, {"buffer": "64K"}) == ""
+
+
+@pytest.mark.parametrize("example", examples.EXAMPLES, ids=[e.key for e in examples.EXAMPLES])
+def test_every_starting_example_runs_and_prints(example, capsys):
+    res = json.loads(pycode.run_code(example.code))
+    assert res["ok"], res["error"]
+    assert capsys.readouterr().out.strip()
+    assert all(f["$schema"].endswith("v6.json") and f["description"] for f in res["figures"])
+
+
+def test_examples_are_keyed_by_chapter_slug():
+    slugs = {e.chapter for e in examples.EXAMPLES}
+    assert {"per-packet-locking", "batched-rx", "metadata-slots", "notification-deferral", "measuring"} <= slugs
+    assert all(not s[0].isdigit() for s in slugs)
+
+
+def test_an_error_s_traceback_points_at_the_reader_s_line_only(capsys):
+    res = json.loads(pycode.run_code("import vsockmodel\n\ndef f():\n    return vsockmodel.run(payload=0)\n\nf()\n"))
+    assert not res["ok"]
+    lines = [line for line in res["error"].splitlines() if line.strip(" ^~")]    # not the markers under a call
+    assert lines == [
+        "Traceback (most recent call last):", '  File "<lab>", line 6, in <module>', "    f()",
+        '  File "<lab>", line 4, in f', "    return vsockmodel.run(payload=0)",
+        "ValueError: " + _api_error(payload=0)]
+    syntax = json.loads(pycode.run_code("print(1)\nfor i in range(3)\n    print(i)\n"))
+    assert 'File "<lab>", line 2' in syntax["error"] and "SyntaxError" in syntax["error"]
+    assert capsys.readouterr().out == ""                     # nothing ran before the syntax error
+    gone = json.loads(pycode.run_code("raise SystemExit(3)"))
+    assert not gone["ok"] and "SystemExit: 3" in gone["error"]
+
+
+def test_show_draws_runs_comparisons_sweeps_and_points():
+    r = vm.run(payload=64, transfer="64K")
+    assert pycode.figure(r)["description"].startswith("RX worker's time")
+    c = vm.compare("baseline", "p1-p5", replications=2, payload=64, transfer="64K")
+    assert "change" in pycode.figure(c)["description"]
+    sweep = {p: vm.run(payload=p, transfer="64K") for p in (64, 256)}
+    assert pycode.figure(sweep)["datasets"]["model"][0]["payload"] == 64
+    pts = pycode.figure([(1, 2.0), (2, 3.5)], title="t", x="seed", y="throughput (Gbit/s)")
+    assert pts["data"]["values"] == [{"x": 1.0, "y": 2.0}, {"x": 2.0, "y": 3.5}] and pts["title"] == "t"
+    assert [pts["encoding"][a]["title"] for a in "xy"] == ["seed", "throughput (Gbit/s)"]
+    with pytest.raises(TypeError, match="show\\(\\) draws"):
+        pycode.figure("not a figure")
+    res = json.loads(pycode.run_code("import vsockmodel\nvsockmodel.lab.show([(1, 2), (3, 4)])\n"))
+    assert res["ok"] and len(res["figures"]) == 1

@@ -7,6 +7,8 @@ import statistics
 import subprocess
 import sys
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,7 +65,7 @@ def test_pre_skb_has_no_metadata_budget():
     ({"buffer": 0}, "buffer", "128"),
     ({"variant": "p1-p9"}, "variant", "baseline"),
     ({"workload": "rr"}, "workload", "pingpong"),
-    ({"batch_pkts": 0}, "batch_pkts", "[1, 4096] packets"),
+    ({"batch_pkts": 0}, "batch_pkts", "[1, 4,096] packets"),
     ({"batch_bytes": 0}, "batch_bytes", "[1 B,"),
     ({"recv_size": 0}, "recv_size", "[1 B,"),
     ({"payload": 64, "transfer": "10G"}, "transfer", "at most"),
@@ -88,15 +90,15 @@ def test_pre_skb_has_no_metadata_budget():
     ({"costs": {"irq_ns": True}}, "irq_ns", "finite"),
     ({"costs": {"clock_ghz": 0}}, "clock_ghz", "(0,"),
     ({"payload": "4\nK"}, "payload", "suffix"),
-    ({"batch_pkts": 1.5}, "batch_pkts", "[1, 4096]"),
+    ({"batch_pkts": 1.5}, "batch_pkts", "[1, 4,096]"),
     # lock-batch knobs on a variant that locks per packet would do nothing
     ({"variant": "baseline", "batch_pkts": 8}, "batch_pkts", "applies to p1-p3 and p1-p5"),
-    ({"variant": "pre-skb", "batch_bytes": "4K"}, "batch_bytes", "the default, 65536"),
+    ({"variant": "pre-skb", "batch_bytes": "4K"}, "batch_bytes", "the default, 64 KiB"),
     ({"variant": "baseline", "headroom_check": True}, "headroom_check", "allowed here: unset"),
     ({"rcvlowat": float("nan")}, "rcvlowat", "as a size"),
     ({"rx_ring_size": 100}, "rx_ring_size", "power of two"),
-    ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4096]"),
-    ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4096]"),
+    ({"rx_ring_size": 4}, "rx_ring_size", "[8, 4,096]"),
+    ({"rx_ring_size": 0}, "rx_ring_size", "[8, 4,096]"),
     # work that would take minutes: refused up front, naming what to change
     ({"recv_size": 1, "payload": "1M"}, "recv_size", "recv_size >= 2"),
     ({"workload": "pingpong", "payload": "64M", "requests": 100}, "requests", "[1, 24]"),
@@ -106,6 +108,21 @@ def test_bad_input_is_one_clear_error(kwargs, name, hint):
         vm.run(**kwargs)
     msg = str(exc.value)
     assert name in msg and hint in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"seed": 2**63}, {"rx_ring_size": 8192}, {"rcvlowat": "300K"}, {"batch_pkts": 5000, "variant": "p1-p3"},
+    {"variant": "pre-skb", "payload": 12288, "transfer": 4096000000}, {"buffer": 4096, "rcvlowat": 4096},
+    {"variant": "pre-skb", "batch_bytes": "4K"}, {"workload": "pingpong", "requests": 200_000},
+])
+def test_every_range_an_error_quotes_has_one_format_for_sizes_and_counts(kwargs):
+    # Sizes as "64 KiB" (exact: "1,542,008,832 B (1.4 GiB)"), counts with separators
+    # ("9,223,372,036,854,775,807"): never a bare "[1, 262144] bytes" beside "[1 B, 64 MiB]".
+    with pytest.raises(ValueError) as exc:
+        vm.make_params(**kwargs)
+    msg = str(exc.value)
+    assert not re.search(r"(?<![\d,.])\d{5,}(?![\d,])", msg), msg
+    assert "] bytes" not in msg, msg
 
 
 def test_sizes_accept_suffixes():
@@ -122,7 +139,7 @@ def test_the_largest_accepted_values_are_the_ones_the_errors_quote():
     # The upper bound an error quotes is itself accepted, and one more byte is not.
     with pytest.raises(ValueError) as exc:
         vm.make_params(variant="pre-skb", payload=12288, transfer=4096000000)
-    top = int(str(exc.value).split("allowed [1, ")[1].split("]")[0])
+    top = _quoted_number(str(exc.value).split("allowed [1 B, ")[1].split("]")[0])
     assert vm.make_params(variant="pre-skb", payload=12288, transfer=top)[0].work_units <= MAX_WORK
     with pytest.raises(ValueError, match="transfer"):
         vm.make_params(variant="pre-skb", payload=12288, transfer=top + 1)
@@ -292,7 +309,7 @@ def test_cli_echo_marks_the_lock_batch_knobs_of_a_per_packet_variant():
 
 
 def test_cli_an_integer_option_that_is_not_an_integer_gets_its_range():
-    assert "batch_pkts: expected an integer in [1, 4096]" in cli("run", "--batch-pkts", "1.5").stderr
+    assert "batch_pkts: expected an integer in [1, 4,096]" in cli("run", "--batch-pkts", "1.5").stderr
     assert "reader_wake_ns: expected a number in [0, 1e9]" in cli(
         "starvation", "--reader-wake-ns", "abc").stderr
 
@@ -352,12 +369,19 @@ def test_cli_quiz_hides_every_answer():
     assert out.returncode == 0 and "Questions" in out.stdout and "Gbit/s" not in out.stdout
 
 
+def _quoted_number(text: str) -> int:
+    """A count or size as an error quotes it: "4,095", "256 KiB", "794,370,048 B (757.6 MiB)"."""
+    text = text.split(" (")[0].replace(",", "")
+    return vm.parse_size(text.replace(" B", "").replace("iB", "").replace(" ", ""))
+
+
 def _work_fix(msg: str):
     """(parameter, quoted limit, step beyond it) of a work-bound error, or None."""
     if msg.startswith("recv_size:") and ">=" in msg:
         return "recv_size", int(msg.split("recv_size >= ")[1].split(" ")[0]), -1
     if msg.startswith(("transfer:", "requests:")) and "work units" in msg:
-        return msg.split(":")[0], int(msg.split("allowed [")[1].split("]")[0].split(", ")[1]), +1
+        top = msg.split("allowed [")[1].split("]")[0].split(", ")[1]
+        return msg.split(":")[0], _quoted_number(top), +1
     return None
 
 
@@ -441,7 +465,7 @@ def test_cli_an_option_before_the_command_is_named():
     out = cli("--bogus")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip() == ("python -m vsockmodel: error: --bogus: expected a command first, one of: "
-                                  "run, compare, starvation, quiz, calibrate, validate, bench")
+                                  "run, compare, starvation, quiz, calibrate, validate, hypotheses, bench")
 
 
 def test_cli_starvation_on_pre_skb_has_no_slot_count():

@@ -87,7 +87,7 @@ def test_a_right_answer_is_right_and_a_wrong_one_wrong(chapter):
 @pytest.mark.parametrize("chapter,seed,start", [
     (0, 1, "chapter: 0 has no problems"), (7, 1, "chapter: 7 has no problems; allowed 1 to 6"),
     ("x", 1, "chapter: expected an integer"), (1, -1, "seed: -1 is out of range"),
-    (1, 2**31, "seed: 2147483648 is out of range"), (1, "1.5", "seed: expected an integer"),
+    (1, 2**31, "seed: 2,147,483,648 is out of range"), (1, "1.5", "seed: expected an integer"),
 ])
 def test_bad_chapters_and_seeds_are_one_clear_error(chapter, seed, start):
     with pytest.raises(ValueError) as exc:

@@ -175,7 +175,7 @@ def test_cli_compare_prints_pairs_and_hides_the_answer_in_quiz_mode():
 
 def test_cli_compare_sets_a_parameter_on_one_side_only():
     out = cli("compare", "--variants", "p1-p3", "p1-p3", "--payload", "1K", "--transfer", "2M",
-              "--replications", "2", "--a-set", "batch_pkts=1", "--json")
+              "--replications", "4", "--a-set", "batch_pkts=1", "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["a"] == "variant=p1-p3, batch_pkts=1" and d["b"] == "p1-p3"

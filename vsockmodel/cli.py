@@ -433,11 +433,12 @@ def cmd_calibrate(a) -> int:
 def cmd_hypotheses(a) -> int:
     """Which story fits the measurements: the hypotheses table."""
     from .study import hypotheses
+    from .study.replications import check_jobs, worker_count
 
     if a.show:
         data = hypotheses.load()
     else:
-        jobs = parse_int(a.jobs, "jobs", "[1, 64]") if a.jobs is not None else 2
+        jobs = worker_count(check_jobs(a.jobs))
         data = hypotheses.study(a.only, jobs=jobs,
                                 progress=lambda name, i, n: print(f"[{i + 1}/{n}] {name}", file=sys.stderr))
         if not (a.only or a.dry_run):

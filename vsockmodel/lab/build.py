@@ -3,12 +3,14 @@
 ``python -m vsockmodel.lab.build OUT --simpy-wheel WHEEL`` writes into OUT
 (served as ``_static/lab/``):
 
-- the lab's page code (``static/``: lab.js, lab-worker.js, lab.css);
+- the lab's page code (``static/``: lab.js and the modules it loads, the
+  workers lab-worker.js and lab-render.js, lab.css);
 - ``wheels/``: this repository's vsockmodel as a pure-Python wheel, built
   from the sources now, and simpy's wheel from PyPI;
-- ``lab-data.js``: the parameter schema and a precomputed default run
-  (computed here with CPython, marked as such on the page), so the lab shows a
-  result at once, before the Python runtime has loaded.
+- ``lab-data.js``: the parameter schema, what the page shows before Python
+  has loaded (slider stops with their texts, metrics, examples:
+  ``calls.page_data``), and a precomputed default run and headline (computed
+  here with CPython, marked as such on the page).
 
 Pyodide itself and the plotting library come from npm (scripts/setup copies
 them to ``_static/vendor/``). Nothing is fetched when the page is read.
@@ -27,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__
-from . import api
+from . import api, calls, headline
 
 STATIC = Path(__file__).parent / "static"
 REPO = Path(__file__).resolve().parents[2]
@@ -48,11 +50,12 @@ def build_wheel(out: Path) -> Path:
 
 
 def precomputed() -> dict:
-    """The default configuration's run, as the worker would return it."""
+    """The default configuration's run, as the worker would return it, and the
+    book's headline (model against measurement), so both show before Python loads."""
     config = {"seed": 1}
     run = json.loads(api.run(config))
     run["elapsed_ms"] = None    # this machine's speed: not part of the result (and it keeps the file reproducible)
-    return {"config": config, "run": run}
+    return {"config": config, "run": run, "headline": headline.precompute()}
 
 
 def main(argv=None) -> int:
@@ -78,6 +81,7 @@ def main(argv=None) -> int:
     data = {
         "version": __version__,
         "schema": json.loads(api.describe()),
+        "page": calls.page_data(),
         "precomputed": precomputed(),
         "wheels": [str(w.relative_to(a.out)) for w in (simpy, own)],
     }

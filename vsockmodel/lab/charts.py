@@ -219,3 +219,55 @@ def comparison(seeds: list[int], a: list[float], b: list[float], label_a: str, l
 
 def variant_color(variant: str) -> str:
     return VARIANT_COLORS.get(variant, COLORS["blue"])
+
+
+# ---- the book's headline -----------------------------------------------------------------
+
+def headline(model: list[dict], measured: list[dict], planned: list[int]) -> dict:
+    """Gains against payload, one colour per patch set: the model's (circles) and
+    the measured ones (diamonds), each with its 95 % interval as a vertical bar.
+    Points of the same payload are drawn a little apart (model left, measurement
+    right) so neither hides the other.
+
+    ``model``: [{"payload", "value", "ci_low", "ci_high", "variant"}];
+    ``measured``: the same with "source" (who measured it)."""
+    variants = sorted({r["variant"] for r in model + measured}, reverse=True)   # p1-p5 first
+    # Four points at a payload, side by side: each variant's model, then its measurement.
+    nudge = {(v, k): 1.05 ** (2 * (2 * i + j) - 3) for i, v in enumerate(variants) for j, k in enumerate("mM")}
+    rows = ([dict(m, x=m["payload"] * nudge[m["variant"], "m"], kind="model") for m in model]
+            + [dict(m, x=m["payload"] * nudge[m["variant"], "M"], kind=m["source"]) for m in measured])
+    kinds = ["model"] + sorted({m["source"] for m in measured})
+    palette = [COLORS["blue"], COLORS["orange"], COLORS["bluish_green"], COLORS["reddish_purple"]]
+    said = []
+    for v in variants:
+        for k in kinds:
+            pts = sorted((r for r in rows if r["variant"] == v and r["kind"] == k), key=lambda r: r["payload"])
+            if pts:
+                said.append(f"{v} against baseline, {k}: "
+                            + ", ".join(f"{fmt_size(r['payload'])} {r['value']:+.1f} %" for r in pts))
+    text = ("Throughput gain against payload, fixed 64 KiB recv(), with 95 % intervals. "
+            + ("; ".join(said) if said else "no point yet") + ".")
+    x = dict(_size_axis(planned), field="x")
+    color = {"field": "variant", "type": "nominal", "title": "against baseline",
+             "scale": {"domain": variants, "range": palette[:len(variants)]}}
+    # The shapes' legend in grey: its default black vanishes on a dark page.
+    shape = {"field": "kind", "type": "nominal", "title": None,
+             "scale": {"domain": kinds, "range": ["circle", "diamond", "square", "triangle-up"][:len(kinds)]},
+             "legend": {"symbolFillColor": "#888888", "symbolStrokeColor": "#888888"}}
+    y = {"field": "value", "type": "quantitative", "title": "throughput gain against baseline (%)"}
+    tooltip = [{"field": "variant", "type": "nominal"}, {"field": "kind", "type": "nominal"},
+               {"field": "payload", "type": "quantitative"},
+               {"field": "value", "type": "quantitative", "format": "+.1f"},
+               {"field": "ci_low", "type": "quantitative", "format": "+.1f"},
+               {"field": "ci_high", "type": "quantitative", "format": "+.1f"}]
+    spec = _base(text, 280)
+    spec["data"] = {"values": rows}
+    spec["layer"] = [
+        {"mark": {"type": "rule", "strokeWidth": 1.5},
+         "encoding": {"x": x, "y": {"field": "ci_low", "type": "quantitative"}, "y2": {"field": "ci_high"},
+                      "color": color}},
+        {"mark": {"type": "point", "size": 70, "filled": True},
+         "encoding": {"x": x, "y": y, "color": color, "shape": shape, "tooltip": tooltip}},
+    ]
+    return spec
+

@@ -89,10 +89,9 @@ class Costs:
 
     # ---- scheduler work, on the CPU of the task concerned ------------------
     wakeup_ns: float = _cost(
-        700, "prior", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
-        "lock, IPI send). A prior, not fitted: the CPU1 cycles cannot tell it from the other "
-        "groups (a fit sets it to 0), and it prices the CPU0 reader's wake-ups as well, which "
-        "those cycles never see")
+        700, "fitted", "try_to_wake_up of a task on another vCPU, paid by the waker (runqueue "
+        "lock, IPI send). Fitted with sleep_ns to the CPU1 cycles (the kworkers' wake-ups); it "
+        "prices the CPU0 reader's wake-ups as well, which those cycles never see")
     ipi_exit_ns: float = _cost(
         1500, "prior", "host-mode time on the waking vCPU when try_to_wake_up sends a reschedule "
         "IPI to a halted vCPU without IPI virtualisation (the ipi_virtualization switch off): "
@@ -101,9 +100,9 @@ class Costs:
         "enable_ipiv=1) or AMD AVIC the sender posts the interrupt without an exit. Delays the "
         "waker; invisible to guest perf cycles")
     sleep_ns: float = _cost(
-        1200, "prior", "a task going to sleep and later running again on its own CPU "
-        "(schedule out + schedule in): CPU time that delays the task when it wakes. A prior, for "
-        "the reasons wakeup_ns gives")
+        1200, "fitted", "a task going to sleep and later running again on its own CPU "
+        "(schedule out + schedule in): CPU time that delays the task when it wakes. Fitted with "
+        "wakeup_ns to the CPU1 cycles (the kworkers' sleeps)")
 
     # ---- guest CPU0: the reader (vsock_connectible_recvmsg) ----------------
     recv_syscall_ns: float = _cost(

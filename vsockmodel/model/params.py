@@ -19,7 +19,7 @@ from .costs import Costs, default_costs
 from .budget import MAX_WORK
 from .schema import (BATCH_KNOBS, BY_NAME, DEFAULT_REQUESTS, MAX_REQUESTS, MAX_SEED, MAX_SIZE,
                      NAMES, PARAMETERS, WORKLOADS, check_applies)
-from .units import check_int, fmt_count, fmt_size, parse_size
+from .units import check_int, fmt_range, fmt_size, fmt_size_exact, parse_size
 from .variants import VARIANTS, Variant
 
 __all__ = ["Params", "make_params", "parse_size", "fmt_size", "BATCH_KNOBS", "WORKLOADS", "MAX_WORK",
@@ -203,15 +203,16 @@ def check_path_costs(costs: Costs) -> None:
 
 def _check_rcvlowat(p: Params) -> None:
     if p.rcvlowat > p.buffer:
-        raise ValueError(f"rcvlowat: {p.rcvlowat} bytes is out of range; allowed [1, buffer] = "
-                         f"[1, {p.buffer}] bytes (vsock_set_rcvlowat refuses values above the "
+        raise ValueError(f"rcvlowat: {fmt_size_exact(p.rcvlowat)} is out of range; allowed [1 B, buffer] = "
+                         f"{fmt_range(1, p.buffer, size=True)} (vsock_set_rcvlowat refuses values above the "
                          f"buffer size)")
     if min(p.rcvlowat, p.recv_size) >= p.buffer:
         # __vsock_stream_recvmsg(): target = sock_rcvlowat() = min(rcvlowat, len);
         # target >= stream_rcvhiwat (the buffer size) fails every recv() with ENOMEM.
-        raise ValueError(f"rcvlowat: a recv() of recv_size={p.recv_size} would wait for "
-                         f"{min(p.rcvlowat, p.recv_size)} bytes, not below buffer={p.buffer} "
-                         f"(the kernel fails it with ENOMEM); allowed [1, {p.buffer - 1}] bytes "
+        raise ValueError(f"rcvlowat: a recv() of recv_size={fmt_size_exact(p.recv_size)} would wait for "
+                         f"{fmt_size_exact(min(p.rcvlowat, p.recv_size))}, not below "
+                         f"buffer={fmt_size_exact(p.buffer)} "
+                         f"(the kernel fails it with ENOMEM); allowed {fmt_range(1, p.buffer - 1, size=True)} "
                          f"when recv_size >= buffer")
 
 
@@ -246,6 +247,6 @@ def _check_work(p: Params) -> None:
         hint = "; a larger recv_size allows more" if 2 * reads > one else ""
         if p.transfer > most:
             raise ValueError(
-                f"transfer: {fmt_count(p.transfer).replace(',', '')} bytes is out of range; allowed "
-                f"[1, {most}] bytes (rounded up to whole writes; a run may take at most {MAX_WORK:,} "
-                f"work units, about 10 s: {per_unit}{hint})")
+                f"transfer: {fmt_size_exact(p.transfer)} is out of range; allowed "
+                f"{fmt_range(1, most, size=True)} (rounded up to whole writes; a run may take at most "
+                f"{MAX_WORK:,} work units, about 10 s: {per_unit}{hint})")

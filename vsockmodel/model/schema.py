@@ -18,7 +18,7 @@ from typing import Any
 
 from . import kernel
 from .budget import MAX_WORK
-from .units import MiB, fmt_count, fmt_size, parse_int, parse_size, quote
+from .units import MiB, fmt_count, fmt_range, fmt_size, fmt_size_exact, parse_int, parse_size, quote
 from .variants import VARIANTS
 
 WORKLOADS = ("stream", "pingpong")
@@ -96,10 +96,10 @@ class Parameter:
         if self.kind == "tristate":
             return "true, false, or unset (the variant's default)"
         unit = f" {self.unit}" if self.unit and self.kind != "size" else ""
-        fmt = fmt_size if self.kind == "size" else str
+        fmt = fmt_size_exact if self.kind == "size" else fmt_count
         if self.hi is None:
             return f"at least {fmt(self.lo)}{unit}, at most what the work bound allows"
-        text = f"[{fmt(self.lo)}, {fmt(self.hi)}]{unit}"
+        text = f"{fmt_range(self.lo, self.hi, self.kind == 'size')}{unit}"
         if self.power_of_two:
             text = f"powers of two in {text}"
         return text
@@ -135,8 +135,16 @@ class Parameter:
                 what = f"{given.strip()} ({what})"
             raise ValueError(f"{self.name}: {what} is out of range; allowed {self.allowed()}")
         if self.power_of_two and n & (n - 1):
-            raise ValueError(f"{self.name}: {n} is not a power of two; allowed {self.allowed()}")
+            raise ValueError(f"{self.name}: {fmt_count(n)} is not a power of two; allowed {self.allowed()}")
         return n
+
+    def format_value(self, value) -> str:
+        """A value as every surface prints it: sizes "64 KiB" (exact), counts "4,096"."""
+        if self.kind == "size" and isinstance(value, int):
+            return fmt_size_exact(value)
+        if self.kind == "int" and isinstance(value, int):
+            return fmt_count(value)
+        return str(value)
 
     @property
     def cli_option(self) -> str:
@@ -239,7 +247,7 @@ def check_applies(values: dict) -> None:
             continue
         where = (f"variant {variant!r}" if p.applies.variants and variant not in p.applies.variants
                  else f"workload {workload!r}")
-        keep = "unset" if p.default is None else f"the default, {p.default}"
+        keep = "unset" if p.default is None else f"the default, {p.format_value(p.default)}"
         only = (f"it applies to {' and '.join(p.applies.variants)}" if p.applies.variants
                 else f"it applies to workload {p.applies.workload!r}")
         raise ValueError(f"{p.name}: {value!r} has no effect on {where} ({p.applies.reason}); "

@@ -125,13 +125,19 @@ def fmt_size(n: float, _pos=None) -> str:
     return f"{sign}{value:.0f} B" if value.is_integer() else f"{sign}{value:.1f} B"
 
 
+def fmt_range(lo: int, hi: int, size: bool = False) -> str:
+    """An allowed range as every error and help text quotes it: "[1 B, 64 MiB]"
+    for sizes (exact: "[1 B, 794,370,048 B (757.6 MiB)]"), "[0, 1,000]" for counts."""
+    fmt = fmt_size_exact if size else fmt_count
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
 def check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
     """An integer in [lo, hi], read by parse_int's rule; ``what`` follows the
     range in the error (" runs (one per seed)")."""
-    n = parse_int(value, name, f"[{lo}, {hi}]{what}")
+    n = parse_int(value, name, f"{fmt_range(lo, hi)}{what}")
     if not lo <= n <= hi:
-        shown = n if abs(n) < 10**MAX_DIGITS else fmt_count(n)
-        raise ValueError(f"{name}: {shown} is out of range; allowed [{lo}, {hi}]{what}")
+        raise ValueError(f"{name}: {fmt_count(n)} is out of range; allowed {fmt_range(lo, hi)}{what}")
     return n
 
 

@@ -129,7 +129,7 @@ class Sim:
 
     # ---- the scheduler ----------------------------------------------------------
     def try_to_wake_up(self, task: "Task", waker: "Task | None" = None, at: float | None = None,
-                       via: str = "", by: str = "irq") -> bool:
+                       via: str = "", by: str = "irq", counted: bool = False) -> bool:
         """kernel/sched/core.c try_to_wake_up(): make a sleeping task runnable.
 
         The wake-up happens at the waker's clock (or at ``at``: an interrupt
@@ -149,26 +149,25 @@ class Sim:
                 waker.exit_work(self.c.ipi_exit_ns)    # the IPI to the halted vCPU traps
             waker.wakes_sent += 1
         t = waker.t if waker is not None else at
-        self.stats.wakeups[task.name] += 1
-        if self.trace is not None:
-            self.log(t, waker.name if waker is not None else by, f"wake_{task.name}", via=via)
+        if not counted:                         # (counted already: one that came before it slept)
+            self.stats.wakeups[task.name] += 1
+            if self.trace is not None:
+                self.log(t, waker.name if waker is not None else by, f"wake_{task.name}", via=via)
         if task.wake_event is None:
             # Not in schedule() yet: it goes on without sleeping, unless the
             # wake-up comes after its own clock (the waker runs ahead).
             task.early_wake = max(task.early_wake, t)
             return True
+        cpu = task.cpu
+        if cpu.owner is not None:
+            cpu.runqueue.append((task, t))      # another task runs there: wait for the CPU
+            task.waiting_on = cpu
+            return True
         if t < task.sleep_at:
             # still finishing its work before it sleeps: it goes on then, without sleeping
             task.slept = False
             self.resume(task, task.sleep_at)
-            return True
-        cpu = task.cpu
-        if cpu.owner is not None and cpu.owner is not task:
-            cpu.runqueue.append((task, t))      # another task runs there: wait for the CPU
-            task.waiting_on = cpu
-            return True
-        cpu.owner = task
-        if cpu.free_at > t:
+        elif cpu.free_at > t:
             self.resume(task, cpu.free_at)      # the CPU is still busy until then: no halt
         else:
             self.resume(task, t + self.wake_latency(task, t))
@@ -249,7 +248,7 @@ class Cpu:
     """
 
     __slots__ = ("name", "guest", "owner", "free_at", "idle_since", "runqueue", "irq_pending",
-                 "halt_poll", "wakers")
+                 "irq_latched", "halt_poll", "wakers")
 
     def __init__(self, name: str, guest: bool, halt_poll_ns: float = 0.0) -> None:
         self.name = name
@@ -259,16 +258,22 @@ class Cpu:
         self.idle_since = 0.0
         self.runqueue: deque = deque()  # (task, ready since): woken, waiting for the CPU
         self.irq_pending = 0.0          # handler time of interrupts that found it idle
+        self.irq_latched = False        # an interrupt waits for the halted CPU to run it
         self.halt_poll = HaltPoll(halt_poll_ns)   # the vCPU's KVM halt-polling window
         self.wakers: tuple[Task, ...] = ()        # its tasks: who can hand it over (lookahead)
 
-    def interrupt(self, cost_ns: float) -> None:
+    def interrupt(self, cost_ns: float) -> bool:
         """An interrupt handler's CPU time: the running task pays it, or the
-        next one to run if the CPU was idle."""
+        next one to run if the CPU was idle. False if the CPU is halted with an
+        interrupt already latched: the same vector is pending, one handler runs."""
         if self.owner is not None:
             self.owner.work(cost_ns)
+        elif self.irq_latched:
+            return False
         else:
             self.irq_pending += cost_ns
+            self.irq_latched = True
+        return True
 
     def release(self, task: "Task", at: float) -> None:
         """``task`` sleeps from ``at``: the CPU goes to the first task waiting for it, or idles."""
@@ -279,7 +284,6 @@ class Cpu:
             self.idle_since = at
             return
         nxt, ready = self.runqueue.popleft()
-        nxt.waiting_on = None
         self.owner = nxt
         sim = nxt.sim
         if ready > at:                 # idle in between: it wakes as from idle
@@ -441,32 +445,54 @@ class Task:
         before schedule() does. Returns at once if the task was woken since it
         set its state.
         """
+        woken_at = 0.0
         if self.state is RUNNING:
             woken_at, self.early_wake = self.early_wake, 0.0
-            if woken_at > self.t:                    # the wake-up is still to come: sleep till then
-                self.sleep_until_woken_at(woken_at, counted=True)
-            self.take_interrupt_time()
-            return
+            if woken_at <= self.t:
+                return                               # woken before it slept: it goes on
+            self.state = SLEEPING                    # the wake-up is still to come: sleep till then
         self.sim.count_event()
         self.sleeps += 1
         self.sleep_at = self.sim.now + self.acc
         self.acc = 0.0
         self.resume_at = None                        # asleep, not yet woken
-        self.wake_event = self.env.event()
+        woken = self.wake_event = self.env.event()
         self.slept = True
         self.cpu.release(self, self.sleep_at)
-        yield self.wake_event
-        self.cpu.owner = self
+        if woken_at:           # (this may resume it at once: wake_event is then cleared)
+            self.sim.try_to_wake_up(self, at=woken_at, via=self.woken_via, counted=True)
+        yield woken
+        yield from self.take_cpu()
         if self.slept:
             self.work(self.c.sleep_ns)
         self.take_interrupt_time()
 
+    def take_cpu(self) -> Steps:
+        """Run on the CPU again; if another task took it meanwhile, or ran on
+        it until later than now (it slept at its own clock), wait for that."""
+        cpu = self.cpu
+        while True:
+            if cpu.owner is not None and cpu.owner is not self:
+                self.wake_event = self.env.event()
+                self.resume_at = None
+                self.waiting_on = cpu
+                cpu.runqueue.append((self, self.sim.now))
+                yield self.wake_event
+            elif cpu.free_at > self.sim.now + self.acc:
+                self.idle_until(cpu.free_at)
+                yield self.flush()
+            else:
+                break
+        self.waiting_on = None
+        cpu.owner = self
+
     def take_interrupt_time(self) -> None:
         """Pay for the interrupts that came while the CPU was idle (the one that woke it)."""
         cpu = self.cpu
-        if cpu.irq_pending:
+        if cpu.irq_latched:
             self.work(cpu.irq_pending)
             cpu.irq_pending = 0.0
+            cpu.irq_latched = False
 
     def sleep_until_woken_at(self, t: float, counted: bool = False) -> None:
         """Sleep now; the wake-up that ends it is already known to come at t
@@ -502,13 +528,19 @@ class SpinLock:
         self.name = name
         self.peers = peers
 
-    def spin_lock(self, task: Task) -> tuple:
+    def spin_lock(self, task: Task) -> Steps:
         """Take it: the steps to ``yield from`` (none, or a wait for the threads
-        that may take it first). A tuple, not a generator: taking an
+        that may take it first). No generator when none may: taking an
         uncontended lock should cost next to nothing."""
         if task.preceded(self.peers):
-            return (task.flush(),)
+            return self._wait(task)
         return ()
+
+    def _wait(self, task: Task) -> Steps:
+        # Time the task gains while it waits (an interrupt's handler) can let
+        # a peer act first again: wait until none may.
+        while task.preceded(self.peers):
+            yield task.flush()
 
     def spin_unlock(self, task: Task) -> None:
         pass

@@ -118,10 +118,10 @@ def _dropped(m: Machine) -> int:
         return 0
     unread = sum(skb.len - skb.off for skb in m.sk.rx_queue)
     in_ring = sum(pkt.len for _, pkt in m.rx_vq.used) + sum(pkt.len for pkt in m.vhost.pending_used)
-    in_flight = m.host_sock.tx_cnt - st.bytes_enqueued - m.sk.sk_drops - in_ring - unread
+    at_host = m.host_sock.tx_cnt - st.bytes_enqueued - m.sk.sk_drops - in_ring
     read = st.bytes_enqueued - m.sk.rx_bytes
     in_recv = read - st.bytes_received              # copied by a recv() that never returned
-    return m.sk.sk_drops + unread + in_ring + in_flight + in_recv
+    return m.sk.sk_drops + unread + in_ring + at_host + in_recv
 
 
 def _counters(m: Machine) -> dict:
@@ -180,14 +180,13 @@ def _result(m: Machine) -> Result:
     wakeups = {t.name: st.wakeups[t.name] for t in m.tasks}
     futile = {t.name: st.futile_wakeups[t.name] for t in m.tasks}
     guest = [t.name for t in m.tasks if t.cpu.guest]    # the wake-ups a VM pays for
-    shutdown = 1 if m.sk.peer_shutdown else 0
     return Result(
         params=p.to_dict(),
         throughput_gbps=throughput,
         rx_cycles_per_byte=cycles_per_byte,
         recv_calls=st.recv_calls,
         writes=st.writes,
-        packets=rx.taken - shutdown,                    # data packets
+        packets=rx.taken_ops[kernel.VIRTIO_VSOCK_OP_RW],  # data packets
         recv_per_write=recv_per_write,
         bytes_sent=st.bytes_sent,
         bytes_received=st.bytes_received,

@@ -15,6 +15,8 @@ here, by the ring, not by the kernel functions that use it.
 from __future__ import annotations
 
 import bisect
+import itertools
+import math
 from collections import Counter, deque
 from typing import Any, Callable
 
@@ -60,12 +62,12 @@ class Virtqueue:
         # Does the guest want an interrupt (virtqueue_enable_cb(), and with
         # VIRTIO_RING_F_EVENT_IDX its used_event, until one has come)? A log of
         # (time, wanted), in time order: each side writes it at its own clock.
-        self.cb_log: list[tuple[float, bool]] = [(0.0, True)]
+        self.cb_log = FlagLog(True)
         self.callback: Callable[[float], None] | None = None   # vq->callback, from the interrupt
         self.irq: Callable[[float], None] | None = None         # the device's interrupt (irqfd)
         # Does the device want a kick (vhost_enable_notify / vhost_disable_notify)?
         # A log of (time, wanted), like cb_log.
-        self.notify_log: list[tuple[float, bool]] = [(0.0, True)]
+        self.notify_log = FlagLog(True)
         self.kick_handler: Callable[[float], None] | None = None   # the device's poll (ioeventfd)
         # The threads on each side (set when the run is wired): whom a side meets.
         self.driver: tuple[Task, ...] = ()
@@ -76,6 +78,7 @@ class Virtqueue:
         self.posted_ops: Counter = Counter()   # guest packets posted, by hdr->op
         self.taken = 0           # used buffers taken back by the guest
         self.taken_bytes = 0
+        self.taken_ops: Counter = Counter()     # by hdr->op
         self.used_idx_writes = 0  # used->idx updates (vhost_add_used / _n calls)
         self.kicks = 0
         self.signalled = 0        # vhost_signal() calls
@@ -100,7 +103,7 @@ class Virtqueue:
         """Does the device want a kick (it has not set VRING_USED_F_NO_NOTIFY)?
         The flag is in shared memory: the guest meets the device here."""
         yield from task.sync(self.device)
-        return _logged(self.notify_log, task.t)
+        return self.notify_log.at(task.t)
 
     def virtqueue_notify(self, task: Task, delay: float) -> None:
         """Kick the device: it hears of it ``delay`` later (the VM exit and the ioeventfd)."""
@@ -118,6 +121,7 @@ class Virtqueue:
         buf = used.popleft()[1]
         self.taken += 1
         self.taken_bytes += getattr(buf, "len", 0)
+        self.taken_ops[getattr(buf, "op", None)] += 1
         return buf
 
     def has_used(self, t: float) -> bool:
@@ -125,11 +129,11 @@ class Virtqueue:
         return bool(self.used) and self.used[0][0] <= t
 
     def _cb_set(self, t: float, wanted: bool) -> None:
-        _log(self.cb_log, t, wanted)
+        self.cb_log.set(t, wanted)
 
     def cb_wanted(self, t: float) -> bool:
         """Does the guest want an interrupt at time t?"""
-        return _logged(self.cb_log, t)
+        return self.cb_log.at(t)
 
     def virtqueue_disable_cb(self, task: Task) -> None:
         """Interrupts off (with EVENT_IDX, used_event = 0: no crossing for 64K buffers)."""
@@ -142,12 +146,14 @@ class Virtqueue:
         self._cb_set(t, True)
         return not self.has_used(t)
 
-    def vring_interrupt(self, ts: float) -> None:
+    def vring_interrupt(self, ts: float, coalesced: bool = False) -> None:
         """The interrupt reached this queue at ts: vq->callback, if it has used buffers
-        (more_used()); a shared vector runs every queue's."""
+        (more_used()); a shared vector runs every queue's. A message coalesced
+        into a pending one is not a handler run of its own (not counted)."""
         if not self.has_used(ts):
             return
-        self.irqs += 1
+        if not coalesced:
+            self.irqs += 1
         self.callback(ts)
 
     # ---- device side ----------------------------------------------------------------
@@ -205,20 +211,31 @@ class Virtqueue:
         self.irq(dev.t)
 
     def vhost_enable_notify(self, dev: Task) -> None:
-        _log(self.notify_log, dev.t, True)
+        self.notify_log.set(dev.t, True)
 
     def vhost_disable_notify(self, dev: Task) -> None:
-        _log(self.notify_log, dev.t, False)
+        self.notify_log.set(dev.t, False)
 
 
-def _log(log: list, t: float, value: bool) -> None:
-    """Record a flag's new value at time t (each side writes at its own clock)."""
-    bisect.insort(log, (t, value))
-    if len(log) > 8:                             # only the recent past is ever asked about
-        del log[:-8]
+class FlagLog:
+    """A flag in shared memory that each side writes at its own clock: its
+    recent values by time, so a side can read it as it was at its clock."""
 
+    KEEP = 8                     # only the recent past is ever asked about
 
-def _logged(log: list, t: float) -> bool:
-    """The flag's value at time t."""
-    i = bisect.bisect_right(log, (t, True))
-    return i > 0 and log[i - 1][1]
+    __slots__ = ("entries", "writes")
+
+    def __init__(self, value: bool) -> None:
+        self.entries: list[tuple[float, int, bool]] = [(0.0, 0, value)]
+        self.writes = itertools.count(1)     # of two writes at the same time, the later holds
+
+    def set(self, t: float, value: bool) -> None:
+        bisect.insort(self.entries, (t, next(self.writes), value))
+        if len(self.entries) > self.KEEP:
+            del self.entries[:-self.KEEP]
+
+    def at(self, t: float) -> bool:
+        """The flag's value at time t."""
+        entries = self.entries
+        i = bisect.bisect_right(entries, (t, math.inf))
+        return i > 0 and entries[i - 1][2]

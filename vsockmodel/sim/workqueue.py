@@ -94,16 +94,18 @@ class WorkerThread(Task):
             work = yield from self.next_work()
             self.current = work
             work.runs += 1
+            started = self.t
             yield from work.func()
             self.current = None
             later = work.later
             if later:
-                # asked for after the time this run ended: run again then
-                end = self.t
-                while later and later[0] <= end:
+                # Asked for, while pending, for a time after this run began: the
+                # run may not have seen what was asked for then. Run again, at
+                # that time or now, whichever is later.
+                while later and later[0] <= started:
                     later.pop(0)
                 if later and not work.pending:
-                    self.queue(work, later.pop(0))
+                    self.queue(work, max(later.pop(0), self.t))
 
     def horizon(self) -> float:
         """The earliest stamp a producer may still give a new item."""

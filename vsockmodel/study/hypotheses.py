@@ -200,6 +200,17 @@ def score(m: dict) -> dict:
     return {"in_sample": in_sample, "fingerprints": fingerprints}
 
 
+def selected(names=None) -> dict:
+    """The hypotheses named (all if none), checked before anything runs."""
+    hyps = all_hypotheses()
+    if not names:
+        return hyps
+    unknown = [n for n in names if n not in hyps]
+    if unknown:
+        raise ValueError(f"only: unknown hypothesis {unknown[0]!r}; one of: {', '.join(map(repr, hyps))}")
+    return {k: v for k, v in hyps.items() if k in names}
+
+
 def study(names=None, jobs: int = 2, progress=None) -> dict:
     """Fit and score every hypothesis (or those named). Returns the study's rows."""
     import contextlib
@@ -207,12 +218,7 @@ def study(names=None, jobs: int = 2, progress=None) -> dict:
 
     from . import calibrate
 
-    hyps = all_hypotheses()
-    if names:
-        unknown = sorted(set(names) - set(hyps))
-        if unknown:
-            raise ValueError(f"hypotheses: unknown {unknown}; known: {', '.join(hyps)}")
-        hyps = {k: v for k, v in hyps.items() if k in names}
+    hyps = selected(names)
     rows = []
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else contextlib.nullcontext() as pool:
         # Stage 1 (CPU1's costs against the cycles tables) once: the wake-up and

@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..model import kernel
 from ..model.params import make_params
-from ..model.units import fmt_size, parse_int, quote
+from ..model.units import check_int, fmt_size, parse_int, quote
 from .cache import cached_run
 
 CHAPTERS = (1, 2, 3, 4, 5, 6)
@@ -471,9 +471,7 @@ def checked_args(chapter, seed) -> tuple[int, int]:
     chapter = parse_int(chapter, "chapter", allowed)
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter: {chapter} has no problems; allowed {allowed}")
-    seed = parse_int(seed, "seed", f"[0, {MAX_SEED}]")
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"seed: {seed} is out of range; allowed [0, {MAX_SEED}]")
+    seed = check_int("seed", seed, 0, MAX_SEED)
     return chapter, seed
 
 
@@ -498,9 +496,7 @@ def check(p: Problem, given, attempt=TRIES) -> dict:
     earlier try gets the problem's hint and whether the answer is higher or
     lower, but not the answer: the reader tries again first.
     """
-    attempt = parse_int(attempt, "attempt", f"[1, {TRIES}]")
-    if not 1 <= attempt <= TRIES:
-        raise ValueError(f"attempt: {attempt} is out of range; allowed [1, {TRIES}]")
+    attempt = check_int("attempt", attempt, 1, TRIES)
     text = str(given).strip().lower()
     m = _NUMBER.match(text)
     if not m:

@@ -1,0 +1,74 @@
+// Problems: the same seeded problems as `python -m vsockmodel quiz`. A chapter
+// and a seed pick one; the model computes its answer, which the page is given
+// only when the reader checks. A new problem or a bad seed clears what the
+// previous one left (its verdict, its command).
+
+export function createProblemsMode(ctx) {
+  const { el, panel, state, root } = ctx;
+  const chapters = ctx.PAGE.quiz_chapters;
+  const chapter = el("select", { id: "lab-qchapter", class: "lab-select", autocomplete: "off" });
+  for (const n of chapters) chapter.append(el("option", { value: String(n), text: "Chapter " + n }));
+  const seed = el("input", { id: "lab-qseed", type: "text", inputmode: "numeric", class: "lab-text", size: "8", autocomplete: "off" });
+  const showButton = el("button", { type: "button", class: "lab-button", text: "Show the problem", onclick: () => showProblem() });
+  const question = el("p", { class: "lab-question", "aria-live": "polite" });
+  const answer = el("input", { id: "lab-qanswer", type: "text", class: "lab-text", size: "14", autocomplete: "off" });
+  const checkButton = el("button", { type: "button", class: "lab-button", text: "Check my answer", onclick: () => checkAnswer() });
+  const verdict = el("p", { class: "lab-change", role: "status" });
+  const error = el("p", { id: "lab-qerror", class: "lab-error-text", role: "alert" });
+  const open = el("button", { type: "button", class: "lab-button", text: "Open its settings in the lab",
+                              onclick: () => { if (problem) ctx.openSettings(problem.settings, "run"); } });
+  const command = el("div", { class: "lab-commands" });
+  panel.append(
+    el("p", { text: "A chapter and a seed pick a problem, and the model computes its answer: the same problem as "
+                    + "python -m vsockmodel quiz --chapter N --seed S gives. Predict first, then check." }),
+    el("div", { class: "lab-row" }, el("label", { for: "lab-qchapter", text: "chapter " }), chapter,
+       el("label", { for: "lab-qseed", text: "seed " }), seed, showButton),
+    error, question,
+    el("div", { class: "lab-row" }, el("label", { for: "lab-qanswer", text: "your answer " }), answer, checkButton, open),
+    verdict, command);
+  answer.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); checkAnswer(); } });
+  let problem = null;
+
+  function clear() {
+    problem = null;
+    root.dataset.problem = "";
+    question.textContent = verdict.textContent = error.textContent = "";
+    delete verdict.dataset.correct;
+    command.replaceChildren();
+  }
+  async function showProblem() {
+    if (!state.ready) return;
+    state.qchapter = chapter.value;
+    state.qseed = seed.value.trim();
+    ctx.writeAddress();
+    clear();
+    ctx.status("Computing the problem's answer…", true);
+    let res;
+    try { res = await ctx.callOwn("quiz_problem", {}, state.qchapter, state.qseed); } catch (e) { ctx.failed(e); return; }
+    ctx.status("", false);
+    if (!res.ok) { error.textContent = res.message; return; }
+    problem = res.problem;
+    question.textContent = problem.question;
+    answer.placeholder = problem.yes_no ? "yes or no" : (problem.unit || "a number");
+    ctx.commands(command, "The same problem at home", [["command line", res.command + " -c"]]);
+    root.dataset.problem = JSON.stringify(problem);
+  }
+  async function checkAnswer() {
+    if (!state.ready || !problem) return;
+    let res;
+    try { res = await ctx.callOwn("quiz_check", {}, problem.chapter, problem.seed, answer.value); } catch (e) { ctx.failed(e); return; }
+    if (!res.ok) { error.textContent = res.message; verdict.textContent = ""; delete verdict.dataset.correct; return; }
+    error.textContent = "";
+    verdict.textContent = (res.correct ? "Right. " : "Not quite. ") + "The model says " + res.answer_text
+      + (problem.yes_no ? "" : " (" + res.tolerance_text + " counts as right)") + ". " + res.explanation;
+    verdict.dataset.correct = String(res.correct);
+  }
+  return {
+    onAddress() {
+      chapter.value = state.qchapter || String(chapters[0]);
+      seed.value = state.qseed || "1";
+    },
+    onInput() { if (state.mode === "problems" && !problem && state.qseed) showProblem(); },
+    reset() { clear(); answer.value = ""; },
+  };
+}
