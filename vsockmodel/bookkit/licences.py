@@ -48,6 +48,9 @@ COMPONENTS = (
               "site/_static/vendor/fontawesome/ (the theme's icons: the icons CC BY 4.0, the fonts "
               "SIL OFL 1.1, the code MIT)", text="_static/vendor/fontawesome/LICENSE.txt",
               full_text="OFL-1.1.txt"),
+    Component("CodeMirror", "MIT", "site/_static/vendor/codemirror/ (the lab's Python editor, bundled with "
+              "its parser Lezer, MIT, by the same authors)", npm="@codemirror/state",
+              text="_static/vendor/codemirror/LICENSE.state"),
     Component("SimPy", "MIT", "site/_static/lab/wheels/ and local/ (the model's one dependency)", pypi="simpy"),
     Component("segno", "BSD-3-Clause", "server/segno/ (the room page's QR codes)", pypi="segno"),
     Component("Sphinx", "BSD-2-Clause", "site/_static/ (the pages' search and base styles)", pypi="sphinx"),

@@ -141,4 +141,5 @@ def problems_note(number: int) -> str:
     return (f"Each attendee works their own seed: seeds {', '.join(f'{k} mod {n}' for k in range(n))} ask "
             + ", ".join(f"“{kind}”" for kind in kinds)
             + f". Seed 1: {example.question} The model: {example.answer_text} ({example.tolerance_text}). "
-            "The room's answers: the instructor's tally (/instructor/tally on the room's server).")
+            "A wrong first answer gets a hint and a second try. The room's answers: the instructor's tally "
+            "(/instructor/tally on the room's server).")

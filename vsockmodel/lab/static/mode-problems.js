@@ -1,7 +1,13 @@
 // Problems: the same seeded problems as `python -m vsockmodel quiz`. A chapter
 // and a seed pick one; the model computes its answer, which the page is given
-// only when the reader checks. A new problem or a bad seed clears what the
-// previous one left (its verdict, its command).
+// only when the reader checks. A wrong first answer gets a hint and whether the
+// answer is higher or lower, and a second try; the answer comes with a right
+// answer or the second try, and only then may the problem's settings be opened
+// in the lab (they would show the answer). In a workshop room each try is
+// counted on the instructor's tally (room-tally.js). A new problem or a bad
+// seed clears what the previous one left (its verdict, its command).
+
+import { postTry, roomSeed } from "./room-tally.js";
 
 export function createProblemsMode(ctx) {
   const { el, panel, state, root } = ctx;
@@ -15,8 +21,8 @@ export function createProblemsMode(ctx) {
   const checkButton = el("button", { type: "button", class: "lab-button", text: "Check my answer", onclick: () => checkAnswer() });
   const verdict = el("p", { class: "lab-change", role: "status" });
   const error = el("p", { id: "lab-qerror", class: "lab-error-text", role: "alert" });
-  const open = el("button", { type: "button", class: "lab-button", text: "Open its settings in the lab",
-                              onclick: () => { if (problem) ctx.openSettings(problem.settings, "run"); } });
+  const open = el("button", { type: "button", class: "lab-button", text: "Open its settings in the lab", hidden: true,
+                              onclick: () => { if (problem && settled) ctx.openSettings(problem.settings, "run"); } });
   const command = el("div", { class: "lab-commands" });
   panel.append(
     el("p", { text: "A chapter and a seed pick a problem, and the model computes its answer: the same problem as "
@@ -28,12 +34,18 @@ export function createProblemsMode(ctx) {
     verdict, command);
   answer.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); checkAnswer(); } });
   let problem = null;
+  let attempt = 1;                 // the try the next check is: 1, then 2
+  let settled = false;             // answered right, or tried twice: the answer is shown
 
   function clear() {
     problem = null;
+    attempt = 1;
+    settled = false;
+    open.hidden = true;
     root.dataset.problem = "";
     question.textContent = verdict.textContent = error.textContent = "";
     delete verdict.dataset.correct;
+    delete verdict.dataset.hint;
     command.replaceChildren();
   }
   async function showProblem() {
@@ -49,24 +61,39 @@ export function createProblemsMode(ctx) {
     if (!res.ok) { error.textContent = res.message; return; }
     problem = res.problem;
     question.textContent = problem.question;
-    answer.placeholder = problem.yes_no ? "yes or no" : (problem.unit || "a number");
+    answer.placeholder = problem.unit || "a number";
     ctx.commands(command, "The same problem at home", [["command line", res.command + " -c"]]);
     root.dataset.problem = JSON.stringify(problem);
   }
   async function checkAnswer() {
     if (!state.ready || !problem) return;
     let res;
-    try { res = await ctx.callOwn("quiz_check", {}, problem.chapter, problem.seed, answer.value); } catch (e) { ctx.failed(e); return; }
+    try {
+      res = await ctx.callOwn("quiz_check", {}, problem.chapter, problem.seed, answer.value, settled ? 2 : attempt);
+    } catch (e) { ctx.failed(e); return; }
     if (!res.ok) { error.textContent = res.message; verdict.textContent = ""; delete verdict.dataset.correct; return; }
-    error.textContent = "";
+    error.textContent = "";                       // a reply the lab could not read costs no try
+    if (!settled) postTry(problem, res);
+    if (!res.correct && res.hint) {               // a first wrong try: where to look, not the answer
+      verdict.textContent = "Not yet: the model's answer is " + res.direction + ". Hint: " + res.hint
+        + " One more try.";
+      verdict.dataset.correct = "false";
+      verdict.dataset.hint = "true";
+      attempt = 2;
+      answer.select();
+      return;
+    }
+    delete verdict.dataset.hint;
     verdict.textContent = (res.correct ? "Right. " : "Not quite. ") + "The model says " + res.answer_text
-      + (problem.yes_no ? "" : " (" + res.tolerance_text + " counts as right)") + ". " + res.explanation;
+      + " (" + res.tolerance_text + " counts as right). " + res.explanation;
     verdict.dataset.correct = String(res.correct);
+    settled = true;
+    open.hidden = false;                          // now its settings may show the answer
   }
   return {
     onAddress() {
       chapter.value = state.qchapter || String(chapters[0]);
-      seed.value = state.qseed || "1";
+      seed.value = state.qseed || roomSeed() || "1";   // in a workshop room, the seed the room gave
     },
     onInput() { if (state.mode === "problems" && !problem && state.qseed) showProblem(); },
     reset() { clear(); answer.value = ""; },
