@@ -190,3 +190,21 @@ def test_the_lab_keeps_the_answer_back_at_a_wrong_first_try():
     assert "answer" not in first and "explanation" not in first
     problem = json.loads(api.quiz_problem(2, 4))["problem"]
     assert "hint" not in problem and "answer" not in problem
+
+
+def test_a_configuration_the_model_cannot_finish_is_drawn_again_the_same_way_each_time(monkeypatch):
+    from vsockmodel.sim.errors import Deadlock
+
+    draws = []
+
+    def stalls_once(rng, seed):
+        x = rng.random()
+        draws.append(x)
+        if len(draws) % 2 == 1:
+            raise Deadlock("nothing left to happen")
+        return quiz.Problem(1, seed, "k", f"q {x}", x, "", 0.1, "")
+
+    monkeypatch.setitem(quiz.KINDS, 1, (stalls_once,))
+    p = quiz.problem(1, 5)
+    assert len(draws) == 2 and p.answer == draws[1] != draws[0]
+    assert quiz.problem(1, 5) == p                  # the same seed, the same second draw

@@ -23,11 +23,13 @@ from typing import Callable
 from ..model import kernel
 from ..model.params import make_params
 from ..model.units import check_int, fmt_size, parse_int, quote
+from ..sim.errors import Deadlock
 from .cache import cached_run
 
 CHAPTERS = (1, 2, 3, 4, 5, 6)
 MAX_SEED = 2**31 - 1
 TRIES = 2                    # a wrong answer gets a hint and one more try before the answer is shown
+REDRAWS = 3                  # draws a seed may take past configurations the model cannot finish
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,7 @@ def _per_irq(rng, seed):
     return Problem(5, seed, "packets per interrupt",
                    f"On variant {variant} with {payload}-byte writes, how many guest RX buffers does "
                    f"the RX worker take per RX interrupt, on average?",
-                   per_irq, "buffers", max(0.5, 0.08 * per_irq),
+                   per_irq, "buffers", max(0.5, 0.05 * per_irq),
                    f"{r.packets} buffers, {r.counters['irqs']} interrupts for "
                    f"{r.counters['vhost_signals']} vhost_signal() calls: the worker takes buffers with "
                    f"callbacks off (virtqueue_disable_cb) and vhost's signals meanwhile raise no interrupt.",
@@ -446,7 +448,7 @@ def _recv_64k(rng, seed):
                    f"The series' fixed-syscall test reads with recv() of 64 KiB whatever the write. With "
                    f"{payload}-byte writes on variant {variant}, how many recv() calls per write does the "
                    f"model make?",
-                   r.recv_per_write, "calls", max(0.01, 0.1 * r.recv_per_write),
+                   r.recv_per_write, "calls", max(0.002, 0.05 * r.recv_per_write),
                    f"{r.recv_calls} calls for {r.writes} writes: one call returns everything queued, up to "
                    f"64 KiB, so small writes share a call, and a reader woken before a write's last packet "
                    f"reads it in pieces.",
@@ -480,7 +482,15 @@ def problem(chapter, seed) -> Problem:
     chapter, seed = checked_args(chapter, seed)
     rng = random.Random(f"vsockmodel quiz {chapter} {seed}")
     kinds = KINDS[chapter]
-    return kinds[seed % len(kinds)](rng, seed)     # consecutive seeds cycle through the kinds
+    make = kinds[seed % len(kinds)]                # consecutive seeds cycle through the kinds
+    for _ in range(REDRAWS):
+        try:
+            return make(rng, seed)
+        except Deadlock:
+            # A configuration the model cannot finish (a simulator defect): the seed's next draw,
+            # so that every seed still has a problem, the same one everywhere.
+            continue
+    return make(rng, seed)
 
 
 # A leading number; any unit text after it ("%", "MB/s", "per 1000 packets") is ignored.
