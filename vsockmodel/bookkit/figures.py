@@ -361,7 +361,9 @@ __all__ += ["rx_buffer_layouts", "lock_timeline_annotated", "timeline_legend"]
 
 #: How a wake-up was sent, as the start marker of its arrow (shape, not colour).
 VIA_MARKERS = {"sk_write_space": "o", "sk_data_ready": "s", "sock_wfree": "D", "release_sock": "^"}
-WAKE_ROWS = {"worker": 1.0, "reader": 0.0}
+# The timeline's rows: CPU1 above (the RX worker; tx_work's kworker runs on the
+# same CPU, and its sock_wfree wake-ups start there), the reader's CPU0 below.
+WAKE_ROWS = {"worker": 1.0, "tx worker": 1.0, "reader": 0.0}
 
 
 def wakeup_window(wakes, span_us: float, after_us: float = 0.0) -> float:
@@ -385,7 +387,7 @@ def wakeup_window(wakes, span_us: float, after_us: float = 0.0) -> float:
 def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, latency_labels: bool = True):
     """Who woke whom in a window of a traced run, and whether it helped.
 
-    Rows: the RX worker (CPU1) and the reader (CPU0), with their lock holds
+    Rows: the RX worker (CPU1, where tx_work runs too) and the reader (CPU0), with their lock holds
     (solid) and sleeps in ``__lock_sock`` (hatched). Each wake-up is an arrow
     from the waker's row when ``try_to_wake_up`` ran to the wakee's row when
     it next acted: solid and green when it took the lock (useful), dashed and
@@ -425,7 +427,7 @@ def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, 
             ax.text((a + b) / 2, ym, f"{w.latency_ns / 1000:.1f}", fontsize=7.5, ha="center", va="center",
                     color="#222222", bbox=dict(boxstyle="round,pad=0.12", facecolor="white",
                                               edgecolor="none", alpha=0.85))
-    ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker\n(CPU1)"])
+    ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker,\ntx_work (CPU1)"])
     ax.set_ylim(-0.4, 1.45)
     ax.set_xlim(t0_us, t1_us)
     # Times from the window's start (the run's own clock says nothing here), in round steps.

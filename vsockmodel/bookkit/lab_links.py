@@ -47,25 +47,18 @@ def link_html(settings: Mapping[str, Any], text: str, after: str = "", served: b
             f'the built book; serve it first: <code>{html.escape(SERVE_COMMAND)}</code></p>')
 
 
-class TryInLab:
-    """A "try it in the lab" link to one starting example of the lab's Python mode."""
+class LabLink:
+    """A link that opens the lab with some settings, as a display (a cell's output)."""
 
-    CSS_CLASS = "vsock-lab-link vsock-try-lab"
-
-    def __init__(self, example: str) -> None:
-        from ..lab.examples import BY_KEY
-
-        if example not in BY_KEY:
-            raise ValueError(f"example: no such example {example!r}; one of {', '.join(BY_KEY)}")
-        self.example = BY_KEY[example]
-
-    @property
-    def settings(self) -> dict[str, str]:
-        return {"mode": "python", "example": self.example.key}
+    def __init__(self, settings: Mapping[str, Any], text: str, after: str = "",
+                 css_class: str = "vsock-lab-link") -> None:
+        if not text.strip():
+            raise ValueError("text: a link needs words to click")
+        self.settings = dict(settings)
+        self.text, self.after, self.css_class = text, after, css_class
 
     def html(self, served: bool = False) -> str:
-        return link_html(self.settings, "Try it in the lab", f": {self.example.title}, in Python",
-                         served=served, css_class=self.CSS_CLASS)
+        return link_html(self.settings, self.text, self.after, served=served, css_class=self.css_class)
 
     def _repr_mimebundle_(self, **kwargs):
         """The Jupyter view (a link to the served book) and the book's form."""
@@ -73,11 +66,23 @@ class TryInLab:
 
         bundle = W.HTML(value=self.html(served=True))._repr_mimebundle_(**kwargs) or {}
         bundle["text/html"] = self.html()
-        bundle["text/plain"] = f"Try it in the lab: {self.example.title} ({self.example.key})"
+        bundle["text/plain"] = f"{self.text}{self.after}: {lab_address(self.settings)}"
         return bundle
 
 
-def try_in_lab(example: str) -> TryInLab:
-    """The display of a chapter's "try it in the lab" link (``example``: a key of
-    ``vsockmodel.lab.examples.BY_KEY``, such as "batched-rx/the-batch-limit")."""
-    return TryInLab(example)
+def lab_link(settings: Mapping[str, Any], text: str, after: str = "") -> LabLink:
+    """The display of a link to the lab with ``settings`` (its address's
+    fragment: parameters, ``mode``, ``a`` and ``b`` for a comparison)."""
+    return LabLink(settings, text, after)
+
+
+def try_in_lab(example: str) -> LabLink:
+    """A chapter's "try it in the lab" link: the lab's Python mode with one of its
+    starting examples (``example``: a key of ``vsockmodel.lab.examples.BY_KEY``,
+    such as "batched-rx/the-batch-limit")."""
+    from ..lab.examples import BY_KEY
+
+    if example not in BY_KEY:
+        raise ValueError(f"example: no such example {example!r}; one of {', '.join(BY_KEY)}")
+    return LabLink({"mode": "python", "example": example}, "Try it in the lab",
+                   f": {BY_KEY[example].title}, in Python", css_class="vsock-lab-link vsock-try-lab")
