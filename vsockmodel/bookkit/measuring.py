@@ -27,13 +27,13 @@ GROUPS = {
     "shape": "The baseline's shape (held out)",
 }
 
-#: What each stage-1 cost group of the calibration (calibrate.GROUPS) stands for.
+#: What each stage-1 cost group of the calibration (calibrate.GROUPS) stands for, as plain text.
 GROUP_MEANING = {
     "per_packet": "each packet's buffer, header, credit, enqueue and refill",
-    "lookup_lock": "each packet's socket lookup, `lock_sock` and `release_sock`",
-    "notify": "`sk_write_space` and `sk_data_ready` with nobody asleep",
+    "lookup_lock": "each packet's socket lookup, lock_sock and release_sock",
+    "notify": "sk_write_space and sk_data_ready with nobody asleep",
     "per_irq": "the interrupt and the start of a work item",
-    "tx_done": "`tx_work` freeing each credit update vhost has used",
+    "tx_done": "tx_work freeing each credit update vhost has used",
 }
 
 #: Where each stage-2 range comes from, in the words of the costs' docstrings.
