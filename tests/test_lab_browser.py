@@ -603,6 +603,24 @@ def test_a_link_names_an_example_to_start_from(lab):
     assert "example=" not in page.evaluate("location.hash") and "code=" in page.evaluate("location.hash")
 
 
+def test_a_chapter_s_try_it_in_the_lab_link_opens_its_example_in_python(browser, site):
+    """The link under chapter 3's exercises, clicked on the built page, opens the
+    lab's Python mode with that example's code in the editor."""
+    page, watch = offline_page(browser, site)
+    page.goto(site + "chapters/03-batched-rx.html")
+    link = page.locator("#exercises .vsock-try-lab a").first
+    href = link.get_attribute("href")
+    key = dict(p.split("=", 1) for p in href.split("#", 1)[1].split("&"))["example"].replace("%2F", "/")
+    link.click()
+    page.wait_for_url("**/book/lab.html#*")
+    page.wait_for_function("window.vsockLab && window.vsockLab.ready()", timeout=READY_MS)
+    page.wait_for_function("document.getElementById('vsock-lab').vsockPython !== undefined", timeout=30_000)
+    assert page.locator(".lab-tab[data-mode=python]").get_attribute("aria-selected") == "true"
+    assert page.evaluate("document.getElementById('vsock-lab').vsockPython.get()") == examples.BY_KEY[key].code
+    assert watch.errors == [] and watch.external == []
+    page.context.close()
+
+
 def test_errors_show_their_traceback_and_leave_the_lab_usable(lab):
     page, _ = lab
     _python_tab(page)

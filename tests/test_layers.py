@@ -4,7 +4,8 @@ model -> (nothing of ours); sim -> model; scenarios -> model, sim;
 study (replications, calibration, problem sets) -> model, sim, scenarios;
 bookkit (the notebooks' figures and widgets) and lab (the browser lab) may use
 those, and nothing below them imports bookkit or lab. The lab takes only the
-palette from the book kit: it runs where matplotlib does not.
+palette from the book kit: it runs where matplotlib does not; the book kit
+takes only the lab's starting examples, which its "try it in the lab" links name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ ALLOWED = {
     "sim": {"model", "sim"},
     "scenarios": {"model", "sim", "scenarios"},
     "study": {"model", "sim", "scenarios", "study"},
-    "bookkit": {"model", "sim", "study", "scenarios", "bookkit"},
+    "bookkit": {"model", "sim", "study", "scenarios", "bookkit", "lab.examples"},
     "lab": {"model", "sim", "study", "lab", "bookkit.palette"},
 }
 

@@ -187,6 +187,26 @@ def test_the_introduction_gives_both_test_beds_at_64_kib(html_root):
         assert "first test bed" in text[max(0, m.start() - 80):m.start()], text[m.start() - 80:m.end()]
 
 
+def test_the_intro_s_first_figure_gives_the_64_b_and_4_kib_gains_model_and_measured(html_root):
+    """The book's question in its first figure: the patches' gain at 64 B beside
+    the one at 4 KiB, the model's and the measured, in the alt text too."""
+    import html as _html
+
+    from vsockmodel.bookkit.figures import model_gains
+    from vsockmodel.study import measurements
+
+    page = (html_root / "book/intro.html").read_text(encoding="utf-8")
+    article = page[page.index('<article class="bd-article"'):]
+    alt = _html.unescape(re.search(r'<img\b[^>]*\balt="([^"]*)"', article).group(1))
+    model = model_gains("baseline", "p1-p5", seeds=range(1, 5))
+    measured = measurements.change("v1_all_fixed64k")
+    for size, p in (("64 B", 64), ("4 KiB", 4096)):
+        m = re.search(rf"At {size} the model's (?:gain )?is ([+-]\d+) % and the measured ([+-][\d.]+) %", alt,
+                      re.I)
+        assert m, f"no {size} gains in the alt text: {alt!r}"
+        assert m.group(1) == f"{model[p][0]:+.0f}" and m.group(2) == f"{measured[p][0]:+.1f}", (size, m.groups())
+
+
 def test_the_pairs_explorer_takes_its_pairs_to_the_lab(html_root):
     """Chapter 6's AB/BA explorer: each figure's lab link carries its number of
     pairs (the lab's "pairs (seeds)"), and its note does not say the lab lacks it."""

@@ -105,13 +105,6 @@ def test_the_check_catches_a_wrong_name():
                          all_class_names()) == ["RxWorker.signal"]
 
 
-_RENAMED = pytest.mark.xfail(strict=True, reason=(
-    "the page's prose names RxWorker, a class the rebuilt simulator no longer has (its methods "
-    "are on Kworker, VirtioVsock and Virtqueue now)"))
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=_RENAMED) if p.name in (
-    "02-per-packet-locking.ipynb", "05-notification-deferral.ipynb") else p for p in PAGES],
-    ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_model_method_the_prose_names_exists(path):
     assert missing_names(prose(path), model_classes(), all_class_names()) == []

@@ -5,7 +5,8 @@ can follow too (``vsockmodel/bookkit/notebook_links.py`` says why):
 ``[credit](../book/glossary.md#term-credit)``,
 ``[\\[v2 series\\]](../book/references.md#v2-series)``. MyST-Parser resolves
 the part after ``#`` only against the page's heading anchors; this resolves
-it, first, against the page's labels (``(v2-series)=``) and glossary terms,
+it, first, against the page's labels (``(v2-series)=``, also on an untitled
+admonition) and glossary terms,
 as ``{ref}`` and ``{term}`` would. Anything else is left to MyST-Parser, which
 warns about a fragment that matches nothing.
 """
@@ -26,6 +27,9 @@ class NotebookLinkResolver(SphinxPostTransform):
         by_page = {}
         for name, (docname, labelid, _title) in std.labels.items():
             by_page[docname, name] = (labelid, False)
+        # A label on something without a title (an admonition, a paragraph)
+        for name, (docname, labelid) in std.anonlabels.items():
+            by_page.setdefault((docname, name), (labelid, False))
         for (objtype, _name), obj in std.objects.items():
             if objtype == "term":
                 by_page[obj[0], obj[1]] = (obj[1], True)

@@ -66,36 +66,46 @@ def throughput_vs_payload(ax, variants=("baseline", "p1-p5"), payloads=SERIES_PA
     ax.legend(loc="upper left", ncol=2)
 
 
-def gains_vs_payload(ax, a: str = "baseline", b: str = "p1-p5", payloads=SERIES_PAYLOADS,
-                     measured_table: str = "v1_all_fixed64k", seeds=range(1, 5), **fixed):
-    """The gain of b over a against payload: the model's (mean over seeds, with its
-    paired 95 % interval) beside the series' measured gain and its interval, so the
-    gain at 64 B can be read beside the one at 4 KiB."""
+def model_gains(a: str = "baseline", b: str = "p1-p5", payloads=SERIES_PAYLOADS, seeds=range(1, 5),
+                **fixed) -> dict:
+    """payload -> (gain %, low, high): the throughput gain of b over a, the mean
+    over paired seeds with the 95 % interval of the paired log ratios."""
     from ..study.confidence import paired_change_ci
 
-    model, lo, hi = [], [], []
+    out = {}
     for p in payloads:
         xa = [cached_run(variant=a, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
         xb = [cached_run(variant=b, payload=p, seed=s, **fixed).throughput_gbps for s in seeds]
-        model.append(gain_pct(sum(xa) / len(xa), sum(xb) / len(xb)))
-        low, high = paired_change_ci(xa, xb)
-        lo.append(low)
-        hi.append(high)
+        out[p] = (gain_pct(sum(xa) / len(xa), sum(xb) / len(xb)), *paired_change_ci(xa, xb))
+    return out
+
+
+def gains_vs_payload(ax, a: str = "baseline", b: str = "p1-p5", payloads=SERIES_PAYLOADS,
+                     measured_table: str = "v1_all_fixed64k", seeds=range(1, 5), gains=None, **fixed):
+    """The gain of b over a against payload: the model's (mean over seeds, with its
+    paired 95 % interval as a band) beside the series' measured gain and its
+    interval, so the gain at 64 B can be read beside the one at 4 KiB. The two
+    differ in colour (blue, black), mark (filled circles on a line, open squares)
+    and line, so neither colour nor print in grey is needed to tell them apart.
+    ``gains``: :func:`model_gains`'s result, if already computed. Returns it."""
+    gains = gains or model_gains(a, b, payloads, seeds, **fixed)
+    xs = list(payloads)
+    mean, lo, hi = ([gains[p][i] for p in xs] for i in range(3))
     ax.axhline(0, color=COLORS["black"], linewidth=0.8, alpha=0.5)
-    ax.fill_between(payloads, lo, hi, color=VARIANT_COLORS[b], alpha=0.18, linewidth=0)
-    ax.plot(payloads, model, "-o", color=VARIANT_COLORS[b], markersize=4,
-            label=f"model: {b} over {a} (95 % interval over seeds)")
+    ax.fill_between(xs, lo, hi, color=COLORS["blue"], alpha=0.2, linewidth=0,
+                    label=f"model: 95 % interval over {len(list(seeds))} seeds")
+    ax.plot(xs, mean, "-o", color=COLORS["blue"], markersize=4.5, label=f"model: {b} over {a}")
     measured = measurements.change(measured_table)
-    xs = [p for p in payloads if p in measured]
-    ys = [measured[p][0] for p in xs]
-    err = [[measured[p][0] - measured[p][1] for p in xs], [measured[p][2] - measured[p][0] for p in xs]]
-    ax.errorbar(xs, ys, yerr=err, fmt="s", color=COLORS["black"], markerfacecolor="white",
-                markeredgewidth=1.5, capsize=3, label="measured (v1 cover letter, 95 % CI)")
+    mx = [p for p in xs if p in measured]
+    my = [measured[p][0] for p in mx]
+    err = [[measured[p][0] - measured[p][1] for p in mx], [measured[p][2] - measured[p][0] for p in mx]]
+    ax.errorbar(mx, my, yerr=err, fmt="s", color=COLORS["black"], markerfacecolor="white", markersize=6,
+                markeredgewidth=1.5, capsize=3, linestyle="none", label="measured (v1 cover letter), 95 % CI")
     ax.set_xscale("log", base=2)
-    size_ticks(ax.xaxis, payloads)
-    label(ax, x="payload per send() (bytes)", y=f"throughput gain of {b} (%)")
-    ax.legend(loc="upper right")
-    return dict(zip(payloads, model))
+    size_ticks(ax.xaxis, xs)
+    label(ax, x="payload per send() (bytes)", y=f"gain of {b} (%)")
+    ax.legend(loc="upper right", fontsize=8)
+    return gains
 
 
 def _measured_values(table: str, variant: str, metric: str) -> dict:
@@ -187,7 +197,7 @@ def gain_pct(a: float, b: float) -> float:
     return 100.0 * (b / a - 1.0)
 
 
-__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload", "gains_vs_payload",
+__all__ = ["VARIANT_COLORS", "ACTOR_COLORS", "cached_run", "sweep", "throughput_vs_payload", "gains_vs_payload", "model_gains",
            "lock_timeline", "gain_pct", "fmt_size"]
 
 
@@ -361,7 +371,9 @@ __all__ += ["rx_buffer_layouts", "lock_timeline_annotated", "timeline_legend"]
 
 #: How a wake-up was sent, as the start marker of its arrow (shape, not colour).
 VIA_MARKERS = {"sk_write_space": "o", "sk_data_ready": "s", "sock_wfree": "D", "release_sock": "^"}
-WAKE_ROWS = {"worker": 1.0, "reader": 0.0}
+# The timeline's rows: CPU1 above (the RX worker; tx_work's kworker runs on the
+# same CPU, and its sock_wfree wake-ups start there), the reader's CPU0 below.
+WAKE_ROWS = {"worker": 1.0, "tx worker": 1.0, "reader": 0.0}
 
 
 def wakeup_window(wakes, span_us: float, after_us: float = 0.0) -> float:
@@ -385,7 +397,7 @@ def wakeup_window(wakes, span_us: float, after_us: float = 0.0) -> float:
 def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, latency_labels: bool = True):
     """Who woke whom in a window of a traced run, and whether it helped.
 
-    Rows: the RX worker (CPU1) and the reader (CPU0), with their lock holds
+    Rows: the RX worker (CPU1, where tx_work runs too) and the reader (CPU0), with their lock holds
     (solid) and sleeps in ``__lock_sock`` (hatched). Each wake-up is an arrow
     from the waker's row when ``try_to_wake_up`` ran to the wakee's row when
     it next acted: solid and green when it took the lock (useful), dashed and
@@ -425,7 +437,7 @@ def wakeup_timeline(ax, trace, t0_us: float, span_us: float = 80.0, wakes=None, 
             ax.text((a + b) / 2, ym, f"{w.latency_ns / 1000:.1f}", fontsize=7.5, ha="center", va="center",
                     color="#222222", bbox=dict(boxstyle="round,pad=0.12", facecolor="white",
                                               edgecolor="none", alpha=0.85))
-    ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker\n(CPU1)"])
+    ax.set_yticks([0.0, 1.0], ["reader\n(CPU0)", "RX worker,\ntx_work (CPU1)"])
     ax.set_ylim(-0.4, 1.45)
     ax.set_xlim(t0_us, t1_us)
     # Times from the window's start (the run's own clock says nothing here), in round steps.

@@ -27,6 +27,15 @@ GROUPS = {
     "shape": "The baseline's shape (held out)",
 }
 
+#: What each stage-1 cost group of the calibration (calibrate.GROUPS) stands for, as plain text.
+GROUP_MEANING = {
+    "per_packet": "each packet's buffer, header, credit, enqueue and refill",
+    "lookup_lock": "each packet's socket lookup, lock_sock and release_sock",
+    "notify": "sk_write_space and sk_data_ready with nobody asleep",
+    "per_irq": "the interrupt and the start of a work item",
+    "tx_done": "tx_work freeing each credit update vhost has used",
+}
+
 #: Where each stage-2 range comes from, in the words of the costs' docstrings.
 TIMING_MEANING = {
     "host_send_ns": "one host send() in vsock_perf: syscall, lock_sock, credit check",
@@ -115,8 +124,8 @@ def summary(result, payload: int) -> dict:
         "reader_busy": result.utilization["reader"],
         "worker_busy": w["busy"], "worker_lock_wait": w["lock_wait"], "worker_idle": w["idle"],
         "vhost_waits_for_buffers": result.vhost_no_rx_buf_share(),
-        # packets carried by vhost runs that ended at head == vq->num (no guest buffer left)
-        "ring_full_share": result.counters["vhost_ring_full_pkts"] / max(1, result.packets),
+        # vhost runs that ended at head == vq->num (no guest buffer left), of all its RX runs
+        "ring_full_share": result.counters["vhost_runs_ring_full"] / max(1, result.counters["vhost_runs"]),
         "packets_per_irq": result.packets / max(1, result.counters["irqs"]),
         "worker_sleeps_per_packet": result.worker_ops["sleeps"] / result.packets,
         "reader_wakeups_per_write": result.wakeups_by_task.get("reader", 0) / result.writes,

@@ -70,6 +70,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
+from .lab_links import lab_address, link_html
 from .style import check_text_size, figure_svg, svg_data_uri, use_book_style
 
 __all__ = ["Explorer", "explorer", "grid"]
@@ -293,7 +294,7 @@ class Explorer:
         """The lab's address with these settings (the pages sit one folder
         deep, so ../book/lab.html is the lab from every one of them)."""
         settings = self.lab_settings(params)
-        return None if settings is None else _lab_address(settings)
+        return None if settings is None else lab_address(settings)
 
     def _lab_link(self, params: Mapping[str, Any], served: bool = False) -> str:
         """A link that opens the lab with these settings, or "" (no ``lab``).
@@ -301,26 +302,16 @@ class Explorer:
         The link says which sliders the lab has no setting for (a scenario's
         reader wake-up, say). The book's script only changes the address as
         the sliders move, so a ``lab`` function must name the same settings
-        for every figure (a dict always does).
-
-        In the book's pages the lab is a page beside the chapter. In Jupyter
-        it is not (Jupyter serves the notebooks, not the built book), so
-        ``served`` links to the built book at :data:`SERVED_BOOK`, in a new
-        tab, and says how to serve it.
+        for every figure (a dict always does). ``served``: the Jupyter view's
+        link, to the served book in a new tab (vsockmodel.bookkit.lab_links).
         """
         settings = self.lab_settings(params)
         if settings is None:
             return ""
-        href = _lab_address(settings, SERVED_BOOK if served else "../")
         missing = [self._labels[n] for n in self.names if n not in settings]
         note = f" (it has no {_or_list(missing)} setting)" if missing else ""
-        if not served:
-            return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}">'
-                    f'Open these settings in the lab</a>, to vary them freely{html.escape(note)}</p>')
-        return (f'<p class="vsock-lab-link"><a href="{html.escape(href, quote=True)}" target="_blank" '
-                f'rel="noopener">Open these settings in the lab</a> (a new tab), to vary them freely'
-                f'{html.escape(note)}. The lab runs from the built book; serve it first: '
-                f'<code>{html.escape(SERVE_COMMAND)}</code></p>')
+        return link_html(settings, "Open these settings in the lab", ", to vary them freely" + note,
+                         served=served)
 
     def _leaf(self, value: str) -> W.HTML:
         return W.HTML(value=value, tooltip="", layout=self._leaf_layout, style=self._leaf_style)
@@ -531,16 +522,3 @@ def _and_list(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-#: Where Jupyter's explorers send a reader for the lab: the built book, served
-#: as the README says (``scripts/build-book`` builds it into ``_build/html``).
-SERVED_BOOK = "http://localhost:8000/"
-SERVE_COMMAND = "python3 -m http.server --directory _build/html 8000"
-
-
-def _lab_address(settings: Mapping[str, Any], book: str = "../") -> str:
-    """The lab's address with these settings in its fragment: relative to a
-    chapter's page (``book="../"``), or in the served book."""
-    from urllib.parse import urlencode
-
-    query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
-    return f"{book}book/lab.html#{query}"

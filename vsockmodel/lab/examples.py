@@ -56,6 +56,18 @@ for part, share in r.worker_time().items():
     print(f"{part:10} {100 * share:5.1f} % of the run")
 vsockmodel.lab.show(r, title="baseline, 64 B writes")
 '''),
+    Example("per-packet-locking", "Per-packet socket locking", "Futile wake-ups", '''\
+# Chapter 2, exercise 3: how often the reader is woken, and how often for nothing.
+import vsockmodel
+
+for variant in ("baseline", "p1-p5"):
+    for payload in (64, 65536):
+        r = vsockmodel.run(variant=variant, payload=payload)
+        woken = 1000 * r.wakeups_by_task["reader"] / r.packets
+        futile = 1000 * r.futile_wakeups_by_task.get("reader", 0) / r.packets
+        print(f"{variant:8} {payload:6} B: reader woken {woken:5.1f}, "
+              f"futile {futile:5.1f} per 1000 packets")
+'''),
     Example("batched-rx", "Batched RX", "The batch limit", '''\
 # Chapter 3: patch 2's lock batch limit, from one packet per lock to 64.
 import vsockmodel
@@ -94,6 +106,27 @@ for variant in ("p1-p3", "p1-p5"):
     r = vsockmodel.run(variant=variant, payload=64, transfer="256K")
     print(f"{variant}: {r.wakeups / r.writes:.3f} wake-ups per write, "
           f"{r.recv_per_write:.3f} recv() calls per write")
+'''),
+    Example("notification-deferral", "Notification deferral", "A high SO_RCVLOWAT", '''\
+# Chapter 5, exercise 4: SO_RCVLOWAT cuts recv() calls. Does it cut wake-ups?
+import vsockmodel
+
+for lowat in (1, 4096, 16384):
+    r = vsockmodel.run(variant="p1-p5", payload=64, rcvlowat=lowat, transfer="256K")
+    woken = 1000 * r.wakeups_by_task["reader"] / r.packets
+    print(f"rcvlowat {lowat:5}: {r.recv_per_write:.3f} recv() per write, "
+          f"reader woken {woken:.0f} times per 1000 packets")
+'''),
+    Example("notification-deferral", "Notification deferral", "Without IPI virtualisation", '''\
+# Chapter 5, exercise 5: every IPI to a halted vCPU a VM exit of the waker.
+import vsockmodel
+
+for variant in ("baseline", "p1-p5"):
+    posted = vsockmodel.run(variant=variant, payload=64, transfer="256K")
+    exits = vsockmodel.run(variant=variant, payload=64, transfer="256K", ipi_virtualization=False)
+    change = 100 * (exits.throughput_gbps / posted.throughput_gbps - 1)
+    print(f"{variant:8}: {posted.throughput_gbps:.3f} Gbit/s, without IPI virtualisation "
+          f"{exits.throughput_gbps:.3f} ({change:+.1f} %)")
 '''),
     Example("measuring", "How the numbers were measured", "Seed to seed", '''\
 # One run is one sample: the same configuration over five seeds.

@@ -222,9 +222,10 @@ PARAMETERS: tuple[Parameter, ...] = (
               help="a host CPU under a vCPU idle longer than deep_idle_ns enters a deep C-state, "
                    "and that vCPU wakes slowly (vcpu_wake_long_ns); off: every wake-up is shallow"),
     Parameter("copy_model", "choice", "linear", group="advanced", choices=COPY_MODELS,
-              help="vhost's copy into guest buffers: linear (one cost per byte) or two-rate (the "
-                   "first vhost_copy_hot_bytes of a buffer cheap, from the caches; the rest "
-                   "streamed at vhost_copy_byte_ns)"),
+              help="the host's copies (the sender's from user memory, vhost's into guest buffers): "
+                   "linear (one cost per byte) or two-rate (the first copy_hot_bytes of each copy "
+                   "cheap, from the caches, at copy_hot_byte_ns; the rest at the copy's own cost "
+                   "per byte)"),
     Parameter("seed", "int", 1, group="run", lo=0, hi=MAX_SEED, short="s",
               help="random seed: the same seed gives the same run"),
     Parameter("trace", "bool", False, group="run",
