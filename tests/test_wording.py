@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vsockmodel.bookkit.wording import and_list, payload_ranges
+from vsockmodel.bookkit.wording import and_list, markdown_table, payload_ranges
 
 PAYLOADS = [64, 256, 512, 1024, 4096, 8192, 16384, 65536]
 
@@ -29,3 +29,12 @@ def test_payload_ranges_name_runs_of_neighbouring_payloads(chosen, words):
 def test_a_payload_off_the_list_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^selected: \[100\] not among the payloads"):
         payload_ranges([100], PAYLOADS)
+
+
+def test_markdown_table_aligns_escapes_and_checks_its_rows():
+    text = markdown_table([["name", "value"], ["a|b", "1"]], align="lr")
+    assert text.splitlines() == ["| name | value |", "| --- | ---: |", "| a\\|b | 1 |"]
+    with pytest.raises(ValueError, match="every row needs 2 cells"):
+        markdown_table([["a", "b"], ["only one"]])
+    with pytest.raises(ValueError, match="header row"):
+        markdown_table([])

@@ -594,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fit every hypothesis (the schema's advanced switches) as the "
                                    "calibration's protocol allows, score each on the in-sample "
                                    "table and on the measurements' fingerprints, and write "
-                                   "vsockmodel/study/data/hypotheses.json (about an hour on two "
+                                   "vsockmodel/study/data/hypotheses.json (about 15 minutes on two "
                                    "cores). --show prints the stored study without running.")
     p.add_argument("--show", action="store_true", help="print the stored study's table")
     p.add_argument("--only", action="append", metavar="NAME",

@@ -42,3 +42,18 @@ def payload_ranges(selected: Iterable[int], ordered: Sequence[int], empty: str =
     out = [parts[0]] + [p[3:] if p.startswith("at ") and parts[i].startswith("at ") else p
                         for i, p in enumerate(parts[1:])]
     return and_list(out)
+
+
+def markdown_table(rows: Sequence[Sequence[str]], align: str = "") -> str:
+    """A Markdown table from a header row and body rows; ``align`` has one letter
+    per column, "l" or "r" (left if missing). Pipes inside cells are escaped."""
+    if not rows:
+        raise ValueError("rows: a table needs at least its header row")
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise ValueError(f"rows: every row needs {width} cells, as the header has")
+    rule = ["---:" if align[i:i + 1] == "r" else "---" for i in range(width)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    return "\n".join([line(rows[0]), line(rule)] + [line(r) for r in rows[1:]])

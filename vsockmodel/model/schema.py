@@ -221,7 +221,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("deep_cstates", "bool", True, group="advanced",
               help="a host CPU under a vCPU idle longer than deep_idle_ns enters a deep C-state, "
                    "and that vCPU wakes slowly (vcpu_wake_long_ns); off: every wake-up is shallow"),
-    Parameter("copy_model", "choice", "linear", group="advanced", choices=COPY_MODELS,
+    Parameter("copy_model", "choice", "two-rate", group="advanced", choices=COPY_MODELS,
               help="the host's copies (the sender's from user memory, vhost's into guest buffers): "
                    "linear (one cost per byte) or two-rate (the first copy_hot_bytes of each copy "
                    "cheap, from the caches, at copy_hot_byte_ns; the rest at the copy's own cost "
