@@ -249,3 +249,10 @@ def test_the_costs_marked_fitted_are_the_ones_the_calibration_fits():
     assert marked == {n for names in calibrate.GROUPS.values() for n in names}
     timing = {d["name"] for d in Costs.describe() if d["origin"] == "fitted: throughput"}
     assert timing == set(calibrate.TIMING)
+
+
+def test_the_book_names_every_fitted_group_and_prior():
+    from vsockmodel.bookkit import measuring
+    assert set(measuring.GROUP_MEANING) == set(calibrate.GROUPS)
+    assert set(measuring.TIMING_MEANING) == set(calibrate.fitted_names()) - {
+        n for names in calibrate.GROUPS.values() for n in names}

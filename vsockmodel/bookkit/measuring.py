@@ -34,6 +34,7 @@ GROUP_MEANING = {
     "notify": "sk_write_space and sk_data_ready with nobody asleep",
     "per_irq": "the interrupt and the start of a work item",
     "tx_done": "tx_work freeing each credit update vhost has used",
+    "scheduler": "the kworkers' context switches and the wake-ups they send",
 }
 
 #: Where each stage-2 range comes from, in the words of the costs' docstrings.
@@ -119,8 +120,11 @@ def summary(result, payload: int) -> dict:
         "gbps": result.throughput_gbps,
         "us_per_write": 8 * payload / result.throughput_gbps / 1000,
         "credit_updates_per_write": result.counters["credit_updates"] / result.writes,
+        # the host sender found no credit and slept (virtio_transport_stream_has_space == 0)
+        "sender_blocked_per_write": result.counters["sender_blocked"] / result.writes,
         "recv_per_write": result.recv_per_write,
         "sender_busy": result.utilization["sender"],
+        "vhost_busy": result.utilization["vhost"],
         "reader_busy": result.utilization["reader"],
         "worker_busy": w["busy"], "worker_lock_wait": w["lock_wait"], "worker_idle": w["idle"],
         "vhost_waits_for_buffers": result.vhost_no_rx_buf_share(),
