@@ -490,3 +490,15 @@ def test_copy_model_two_rate_costs_what_copy_cost_says():
         drain(m.vhost.vhost_transport_do_send_pkt())          # vhost's copy into the guest buffer
         assert m.vhost.busy == pytest.approx(vhost_ns), model
         assert m.vhost.copy_cost(3000, 1.0) == pytest.approx(vhost_ns)
+
+
+@pytest.mark.parametrize("batch_pkts", [2, 8])
+def test_a_sender_asleep_for_credit_is_woken_when_vhost_learns_it(batch_pkts):
+    # sock_def_write_space() in virtio_transport_recv_pkt on the host: the sender
+    # checked its credit and joined sk_sleep under lock_sock, so vhost, which
+    # takes that lock for every guest packet, finds it there. A 16 KiB buffer
+    # with 64 KiB writes blocks the sender on credit after every few packets.
+    r = vm.run(variant="p1-p3", payload=65536, batch_pkts=batch_pkts, batch_bytes=4096,
+                       buffer=16384)
+    assert r.bytes_received == r.params["transfer"]
+    assert r.counters["sender_blocked"] > 0

@@ -578,6 +578,12 @@ class WaitQueue:
         """waitqueue_active()"""
         return bool(self.waiters)
 
+    def has_sleeper_or_may(self, waker: Task) -> bool:
+        """skwq_has_sleeper() for a waker that has not met the sleepers: true if a
+        task sleeps here, or if one of the peers may still come to sleep here
+        before the waker's clock (``wake_up`` then decides at that clock)."""
+        return bool(self.waiters) or waker.preceded(self.peers)
+
     def wake_up(self, waker: Task, via: str = "") -> None:
         """__wake_up(): wake every non-exclusive waiter and the first exclusive one.
 

@@ -184,13 +184,16 @@ class HostSocket:
         writeable. Returns whether it was."""
         if not self.sock_writeable(task):
             return False
-        if self.sk_wq.active():
+        # In the kernel the sender checks its credit and joins the wait queue
+        # under lock_sock, which vhost takes too; without host_lock the model
+        # does not serialise them, so the question waits for vhost's clock.
+        if self.sk_wq.has_sleeper_or_may(task):
             self.sk_wq.wake_up(task, via="sk_write_space")
         return True
 
     def sk_data_ready(self, task: Task) -> None:
         """sock_def_readable(): a reply arrived."""
-        if self.sk_wq.active():
+        if self.sk_wq.has_sleeper_or_may(task):                # as in sk_write_space
             self.sk_wq.wake_up(task, via="sk_data_ready")
 
     # ---- a guest packet, in vhost's context ----------------------------------------------------
