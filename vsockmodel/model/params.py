@@ -61,9 +61,9 @@ class Params:
     rx_ring_size: int = kernel.RX_RING_SIZE  # guest RX virtqueue entries (QEMU's vhost-vsock: 128)
     rcvlowat: int = 1               # SO_RCVLOWAT
     halt_poll_ns: int = 0           # KVM halt polling window (host)
-    ipi_virtualization: bool = True  # IPIs without a VM exit (IPIv / AVIC)
+    ipi_virtualization: bool = False  # IPIs without a VM exit (IPIv / AVIC); the study's choice: off
     deep_cstates: bool = True       # long-idle host CPUs sleep deeply
-    copy_model: str = "linear"      # vhost's copy cost: linear or two-rate
+    copy_model: str = "linear"      # the host copies: linear or two-rate (the study's choice)
     seed: int = 1
     trace: bool = False
 

@@ -215,13 +215,13 @@ PARAMETERS: tuple[Parameter, ...] = (
               help="KVM halt polling on the host: how long a halted vCPU's thread polls before it "
                    "schedules out (virt/kvm/kvm_main.c, the halt_poll_ns module parameter; x86's "
                    "default is 200000; 0: off)"),
-    Parameter("ipi_virtualization", "bool", True, group="advanced",
+    Parameter("ipi_virtualization", "bool", False, group="advanced",
               help="the host posts a guest's IPIs without a VM exit (Intel IPIv, AMD AVIC); off: "
                    "each wake-up of a halted vCPU costs the waking vCPU an exit (ipi_exit_ns)"),
     Parameter("deep_cstates", "bool", True, group="advanced",
               help="a host CPU under a vCPU idle longer than deep_idle_ns enters a deep C-state, "
                    "and that vCPU wakes slowly (vcpu_wake_long_ns); off: every wake-up is shallow"),
-    Parameter("copy_model", "choice", "two-rate", group="advanced", choices=COPY_MODELS,
+    Parameter("copy_model", "choice", "linear", group="advanced", choices=COPY_MODELS,
               help="the host's copies (the sender's from user memory, vhost's into guest buffers): "
                    "linear (one cost per byte) or two-rate (the first copy_hot_bytes of each copy "
                    "cheap, from the caches, at copy_hot_byte_ns; the rest at the copy's own cost "
