@@ -478,7 +478,7 @@ def test_a_run_of_exactly_the_most_work_is_accepted():
     assert writes == 997
     assert p.work_per_write * writes <= MAX_WORK < p.work_per_write * (writes + 1)
     assert vm.make_params(payload=1000, recv_size=1, transfer=1000 * writes)[0].work_units <= MAX_WORK
-    with pytest.raises(ValueError, match=f"transfer.*{1000 * writes}.*larger recv_size"):
+    with pytest.raises(ValueError, match=f"transfer.*{1000 * writes:,}.*larger recv_size"):
         vm.make_params(payload=1000, recv_size=1, transfer=1000 * (writes + 1))
     # without a transfer, the default one shrinks to fit
     assert vm.make_params(payload=1000, recv_size=1)[0].work_units <= MAX_WORK
@@ -489,7 +489,7 @@ def test_halt_poll_ns_bounds_and_the_switches_kinds():
     hi = BY_NAME["halt_poll_ns"].hi
     assert vm.make_params(halt_poll_ns=hi)[0].halt_poll_ns == hi >= kernel.KVM_HALT_POLL_NS_DEFAULT
     for bad in (-1, hi + 1):
-        with pytest.raises(ValueError, match=rf"^halt_poll_ns: .*\[0, {hi}\]"):
+        with pytest.raises(ValueError, match=rf"^halt_poll_ns: .*\[0, {hi:,}\]"):
             vm.make_params(halt_poll_ns=bad)
     for name in ("ipi_virtualization", "deep_cstates"):
         with pytest.raises(ValueError, match=rf"^{name}: "):

@@ -23,7 +23,7 @@ def test_a_role_into_another_page_becomes_a_link_to_its_file_and_section():
     assert out == ("A [credit update](../book/glossary.md#term-credit-update), "
                    "[wake-ups](../book/glossary.md#term-wake-up), "
                    "[\\[v2 series\\]](../book/references.md#v2-series), "
-                   "[How much rests on the priors](06-measuring.ipynb#ch6-priors), "
+                   "[Which story fits the measurements](06-measuring.ipynb#ch6-priors), "
                    "[Per-packet socket locking](02-per-packet-locking.ipynb), "
                    "[the lab](../book/lab.md) and "
                    "{ref}`ch5-ex-census`.")                     # a label of the same notebook stays a role
