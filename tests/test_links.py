@@ -222,3 +222,12 @@ def test_the_pairs_explorer_takes_its_pairs_to_the_lab(html_root):
         settings = parse_qs(urlsplit(figure["lab"]).fragment)
         assert settings["pairs"] == [pairs[i // len(noise)]] and settings["mode"] == ["compare"], figure["lab"]
     assert "no AB/BA pairs" not in page and "(it has no host noise setting)" in page
+
+
+def test_every_markdown_table_a_cell_prints_is_a_table(html_root):
+    # A code cell's Markdown output is parsed as CommonMark unless the cell asks for
+    # MyST (metadata mystnb.markdown_format): a table would print as "| a | b |" text.
+    raw = [f"{path.relative_to(html_root)}: {line.strip()[:60]}"
+           for path in _html_files(html_root)
+           for line in path.read_text(encoding="utf-8").splitlines() if line.lstrip().startswith("<p>| ")]
+    assert raw == [], raw
