@@ -836,6 +836,9 @@ def test_old_addresses_land_where_their_content_went(site, browser, old, new):
         anchor = new.partition("#")[2]
         if anchor:
             assert page.locator(f"[id='{anchor}']").count() == 1, anchor
-        assert not rec.errors, rec.errors
+        # The old page leaves before its own scripts have loaded: those requests are
+        # aborted by the navigation, not failed (a missing file is an HTTP error).
+        errors = [e for e in rec.errors if "net::ERR_ABORTED" not in e]
+        assert not errors, errors
     finally:
         rec.close()
